@@ -1,0 +1,45 @@
+package deltalog
+
+import "time"
+
+// Credentials are storage credentials vended by the catalog (temporary
+// table credentials). Only the fields for the table's cloud are used.
+type Credentials struct {
+	S3AccessKeyID     string
+	S3SecretAccessKey string
+	S3SessionToken    string
+	AzureSASToken     string
+	GCSOAuthToken     string
+}
+
+// Observer is called once per storage request made while reading a log.
+// op is "list" or "get"; d is how long the request took; err is its error
+// (nil on success). It is the hook for storage metrics.
+type Observer func(op string, d time.Duration, err error)
+
+// Option configures a Table (see Open and NewTable).
+type Option func(*options)
+
+// options holds the settings applied by Option values.
+type options struct {
+	creds    Credentials
+	observer Observer
+}
+
+// applyOptions folds opts into a fresh options value.
+func applyOptions(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	return o
+}
+
+// observe reports one storage request to the observer, if any.
+func (o *options) observe(op string, start time.Time, err error) {
+	if o.observer != nil {
+		o.observer(op, time.Since(start), err)
+	}
+}

@@ -1,0 +1,222 @@
+package sync
+
+import (
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Outcome is what a reconcile did to one table.
+type Outcome string
+
+const (
+	OutcomeUnchanged Outcome = "unchanged" // in sync, nothing sent
+	OutcomeSynced    Outcome = "synced"    // one update sent and confirmed
+	OutcomeFlagged   Outcome = "flagged"   // drift reported, not written (watch-only, unsupported, ...)
+	OutcomeFailed    Outcome = "failed"    // could not compare or could not write
+)
+
+// Status is a table's sync status after a reconcile.
+type Status string
+
+const (
+	StatusSynced    Status = "Synced"
+	StatusOutOfSync Status = "OutOfSync"
+	StatusUnknown   Status = "Unknown"
+)
+
+// ErrorReason classifies a failure for deltasync_errors_total.
+type ErrorReason string
+
+const (
+	ReasonCatalog     ErrorReason = "catalog"
+	ReasonStorage     ErrorReason = "storage"
+	ReasonLog         ErrorReason = "log"
+	ReasonConflict    ErrorReason = "conflict"
+	ReasonUnsupported ErrorReason = "unsupported"
+	ReasonConfig      ErrorReason = "config"
+	ReasonInternal    ErrorReason = "internal"
+)
+
+// driftKinds are the label values of deltasync_table_drift, always all
+// exported per table (0 or 1) so dashboards see every kind.
+var driftKinds = []Kind{KindSchema, KindPartitioning, KindClustering, KindProtocol, KindProperties, KindComment, KindLocation}
+
+// Metrics holds deltasync's Prometheus collectors. Create it once per
+// registry with NewMetrics; the names are a published contract (alert rules
+// and dashboards depend on them), so they are only ever added to.
+type Metrics struct {
+	tableInfo          *prometheus.GaugeVec
+	tableDrift         *prometheus.GaugeVec
+	logVersion         *prometheus.GaugeVec
+	catalogVersion     *prometheus.GaugeVec
+	outOfSyncCycles    *prometheus.GaugeVec
+	lastSync           *prometheus.GaugeVec
+	syncs              *prometheus.CounterVec
+	errors             *prometheus.CounterVec
+	cycleDuration      prometheus.Histogram
+	cycles             *prometheus.CounterVec
+	lastSuccessfulCyle prometheus.Gauge
+	storageRequests    *prometheus.CounterVec
+	storageDuration    *prometheus.HistogramVec
+	catalogRequests    *prometheus.CounterVec
+	catalogDuration    *prometheus.HistogramVec
+	buildInfo          *prometheus.GaugeVec
+}
+
+// NewMetrics creates the collectors and registers them on reg. version is
+// the build version for deltasync_build_info.
+func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
+	return newMetrics(reg, version, runtime.Version())
+}
+
+func newMetrics(reg prometheus.Registerer, version, goversion string) *Metrics {
+	const ns = "deltasync"
+	m := &Metrics{
+		tableInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "table_info",
+			Help: "Always 1; labels describe each selected table and its sync status (Synced, OutOfSync, Unknown)."},
+			[]string{"table", "table_type", "mode", "sync_status"}),
+		tableDrift: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "table_drift",
+			Help: "1 when the catalog differs from the log in this kind of metadata, else 0."},
+			[]string{"table", "kind"}),
+		logVersion: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "table_log_version",
+			Help: "Latest Delta log version read for the table."}, []string{"table"}),
+		catalogVersion: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "table_catalog_version",
+			Help: "Log version the catalog records as synced (delta.lastUpdateVersion)."}, []string{"table"}),
+		outOfSyncCycles: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "table_out_of_sync_cycles",
+			Help: "Consecutive cycles the table has been OutOfSync or Unknown."}, []string{"table"}),
+		lastSync: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "table_last_sync_timestamp_seconds",
+			Help: "Unix time the table was last seen in sync (unchanged or synced)."}, []string{"table"}),
+		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "syncs_total",
+			Help: "Table reconciles by outcome (unchanged, synced, flagged, failed)."}, []string{"outcome"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "errors_total",
+			Help: "Errors by reason (catalog, storage, log, conflict, unsupported, config, internal)."}, []string{"reason"}),
+		cycleDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "cycle_duration_seconds",
+			Help:    "Duration of a full reconcile cycle over all selected tables.",
+			Buckets: []float64{0.1, 0.5, 1, 5, 10, 30, 60, 120, 300, 600}}),
+		cycles: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "cycles_total",
+			Help: "Reconcile cycles by result (success: every table reconciled or flagged; failure: some table failed)."},
+			[]string{"result"}),
+		lastSuccessfulCyle: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "last_successful_cycle_timestamp_seconds",
+			Help: "Unix time the last successful cycle finished."}),
+		storageRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "storage_requests_total",
+			Help: "Object storage requests made reading Delta logs, by op (list, get) and result (ok, error)."},
+			[]string{"op", "result"}),
+		storageDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "storage_request_duration_seconds",
+			Help: "Latency of object storage requests.", Buckets: prometheus.DefBuckets}, []string{"op"}),
+		catalogRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "catalog_requests_total",
+			Help: "Unity Catalog API requests by operation and HTTP status code (\"error\" when no response)."},
+			[]string{"operation", "code"}),
+		catalogDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "catalog_request_duration_seconds",
+			Help: "Latency of Unity Catalog API requests.", Buckets: prometheus.DefBuckets}, []string{"operation"}),
+		buildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "build_info",
+			Help: "Always 1; labels carry the deltasync version and Go version."}, []string{"version", "goversion"}),
+	}
+	reg.MustRegister(m.tableInfo, m.tableDrift, m.logVersion, m.catalogVersion, m.outOfSyncCycles, m.lastSync,
+		m.syncs, m.errors, m.cycleDuration, m.cycles, m.lastSuccessfulCyle, m.storageRequests, m.storageDuration,
+		m.catalogRequests, m.catalogDuration, m.buildInfo)
+	m.buildInfo.WithLabelValues(version, goversion).Set(1)
+	for _, o := range []Outcome{OutcomeUnchanged, OutcomeSynced, OutcomeFlagged, OutcomeFailed} {
+		m.syncs.WithLabelValues(string(o))
+	}
+	for _, r := range []string{"success", "failure"} {
+		m.cycles.WithLabelValues(r)
+	}
+	return m
+}
+
+// ObserveStorage is a deltalog.Observer: it counts one storage request.
+func (m *Metrics) ObserveStorage(op string, d time.Duration, err error) {
+	if m == nil {
+		return
+	}
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.storageRequests.WithLabelValues(op, result).Inc()
+	m.storageDuration.WithLabelValues(op).Observe(d.Seconds())
+}
+
+// ObserveCatalog is a catalog.Observer: it counts one catalog request.
+func (m *Metrics) ObserveCatalog(operation string, status int, d time.Duration, err error) {
+	if m == nil {
+		return
+	}
+	code := strconv.Itoa(status)
+	if status == 0 {
+		code = "error"
+	}
+	m.catalogRequests.WithLabelValues(operation, code).Inc()
+	m.catalogDuration.WithLabelValues(operation).Observe(d.Seconds())
+}
+
+// recordError counts one error by reason.
+func (m *Metrics) recordError(r ErrorReason) {
+	if m == nil || r == "" {
+		return
+	}
+	m.errors.WithLabelValues(string(r)).Inc()
+}
+
+// recordCycle records one finished cycle.
+func (m *Metrics) recordCycle(d time.Duration, ok bool, end time.Time) {
+	if m == nil {
+		return
+	}
+	m.cycleDuration.Observe(d.Seconds())
+	if ok {
+		m.cycles.WithLabelValues("success").Inc()
+		m.lastSuccessfulCyle.Set(float64(end.UnixNano()) / 1e9)
+	} else {
+		m.cycles.WithLabelValues("failure").Inc()
+	}
+}
+
+// recordTable publishes one table's state after a reconcile.
+func (m *Metrics) recordTable(st TableStatus) {
+	if m == nil {
+		return
+	}
+	m.syncs.WithLabelValues(string(st.Outcome)).Inc()
+	name := st.Table
+	m.tableInfo.DeletePartialMatch(prometheus.Labels{"table": name})
+	m.tableInfo.WithLabelValues(name, st.Type, string(st.Mode), string(st.Status)).Set(1)
+	drift := map[Kind]bool{}
+	for _, k := range st.Drift {
+		drift[k] = true
+	}
+	for _, k := range driftKinds {
+		v := 0.0
+		if drift[k] {
+			v = 1
+		}
+		m.tableDrift.WithLabelValues(name, string(k)).Set(v)
+	}
+	if st.LogVersion != nil {
+		m.logVersion.WithLabelValues(name).Set(float64(*st.LogVersion))
+	}
+	if st.CatalogVersion != nil {
+		m.catalogVersion.WithLabelValues(name).Set(float64(*st.CatalogVersion))
+	}
+	m.outOfSyncCycles.WithLabelValues(name).Set(float64(st.OutOfSyncCycles))
+	if !st.LastSync.IsZero() {
+		m.lastSync.WithLabelValues(name).Set(float64(st.LastSync.UnixNano()) / 1e9)
+	}
+}
+
+// forgetTable drops every per-table series of a table no longer selected.
+func (m *Metrics) forgetTable(name string) {
+	if m == nil {
+		return
+	}
+	l := prometheus.Labels{"table": name}
+	m.tableInfo.DeletePartialMatch(l)
+	m.tableDrift.DeletePartialMatch(l)
+	m.logVersion.DeletePartialMatch(l)
+	m.catalogVersion.DeletePartialMatch(l)
+	m.outOfSyncCycles.DeletePartialMatch(l)
+	m.lastSync.DeletePartialMatch(l)
+}

@@ -1,0 +1,231 @@
+package sync
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+)
+
+// Mode says what deltasync may do about a table's drift.
+type Mode string
+
+const (
+	// ModeSync pushes the log's metadata to EXTERNAL tables.
+	ModeSync Mode = "sync"
+	// ModeWarn only flags drift; it never writes.
+	ModeWarn Mode = "warn"
+)
+
+// ParseMode checks a mode name; the empty string means ModeSync.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(strings.ToLower(strings.TrimSpace(s))) {
+	case "", ModeSync:
+		return ModeSync, nil
+	case ModeWarn:
+		return ModeWarn, nil
+	}
+	return "", fmt.Errorf("mode %q: want sync or warn", s)
+}
+
+// Rule selects tables by name and gives them a mode. Patterns are
+// dot-separated globs, one part per name level with path.Match semantics:
+// "main.sales.*", "*.*.orders_?". A pattern with fewer than three parts
+// matches the trailing parts of the name ("tmp_*" is any table named tmp_*,
+// "*.tmp_*" the same in any schema), the missing leading parts being "*".
+// An include pattern starting with "!" is an exclude.
+type Rule struct {
+	Include []string
+	Exclude []string
+	Mode    Mode
+}
+
+// pattern is a compiled three-part glob, lower-cased.
+type pattern [3]string
+
+func compilePattern(s string) (pattern, error) {
+	var p pattern
+	raw := strings.TrimSpace(s)
+	if raw == "" {
+		return p, fmt.Errorf("pattern %q: empty", s)
+	}
+	parts := strings.Split(strings.ToLower(raw), ".")
+	if len(parts) > 3 {
+		return p, fmt.Errorf("pattern %q: more than three dotted parts (want catalog.schema.table)", s)
+	}
+	for i := range p {
+		p[i] = "*"
+	}
+	off := 3 - len(parts)
+	for i, part := range parts {
+		if part == "" {
+			return p, fmt.Errorf("pattern %q: empty part %d", s, i+1)
+		}
+		if _, err := path.Match(part, ""); err != nil {
+			return p, fmt.Errorf("pattern %q: part %q: %w", s, part, err)
+		}
+		p[off+i] = part
+	}
+	return p, nil
+}
+
+func (p pattern) match(name [3]string) bool {
+	for i := range p {
+		if ok, _ := path.Match(p[i], strings.ToLower(name[i])); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// literal reports whether every part is free of glob metacharacters.
+func literalPart(s string) bool { return !strings.ContainsAny(s, `*?[\`) }
+
+func (p pattern) literal() bool {
+	return literalPart(p[0]) && literalPart(p[1]) && literalPart(p[2])
+}
+
+type compiledRule struct {
+	include []pattern
+	exclude []pattern
+	mode    Mode
+}
+
+// Selector decides which tables a cycle covers and in which mode. Rules are
+// tried in order; the first rule that includes the table and does not
+// exclude it decides its mode. Global excludes apply to every rule.
+type Selector struct {
+	rules   []compiledRule
+	exclude []pattern
+}
+
+// NewSelector compiles rules and global excludes, reporting every bad
+// pattern at once.
+func NewSelector(rules []Rule, exclude []string) (*Selector, error) {
+	var errs []error
+	s := &Selector{}
+	for i, r := range rules {
+		cr := compiledRule{mode: r.Mode}
+		if cr.mode == "" {
+			cr.mode = ModeSync
+		}
+		if _, err := ParseMode(string(cr.mode)); err != nil {
+			errs = append(errs, fmt.Errorf("tables[%d]: %w", i, err))
+		}
+		for _, inc := range r.Include {
+			neg := strings.HasPrefix(strings.TrimSpace(inc), "!")
+			p, err := compilePattern(strings.TrimPrefix(strings.TrimSpace(inc), "!"))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("tables[%d].include: %w", i, err))
+				continue
+			}
+			if neg {
+				cr.exclude = append(cr.exclude, p)
+			} else {
+				cr.include = append(cr.include, p)
+			}
+		}
+		for _, exc := range r.Exclude {
+			p, err := compilePattern(strings.TrimPrefix(strings.TrimSpace(exc), "!"))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("tables[%d].exclude: %w", i, err))
+				continue
+			}
+			cr.exclude = append(cr.exclude, p)
+		}
+		if len(cr.include) == 0 && len(r.Include) > 0 && len(errs) == 0 {
+			errs = append(errs, fmt.Errorf("tables[%d]: only negated patterns; add an include", i))
+		}
+		s.rules = append(s.rules, cr)
+	}
+	for _, exc := range exclude {
+		p, err := compilePattern(strings.TrimPrefix(strings.TrimSpace(exc), "!"))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("exclude: %w", err))
+			continue
+		}
+		s.exclude = append(s.exclude, p)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Match reports whether the table is selected, and its mode.
+func (s *Selector) Match(catalogName, schema, table string) (Mode, bool) {
+	name := [3]string{catalogName, schema, table}
+	for _, p := range s.exclude {
+		if p.match(name) {
+			return "", false
+		}
+	}
+	for _, r := range s.rules {
+		if !anyMatch(r.include, name) || anyMatch(r.exclude, name) {
+			continue
+		}
+		return r.mode, true
+	}
+	return "", false
+}
+
+func anyMatch(ps []pattern, name [3]string) bool {
+	for _, p := range ps {
+		if p.match(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// Catalogs returns the catalogs that include patterns name literally, or
+// all=true when some pattern needs every catalog listed.
+func (s *Selector) Catalogs() (names []string, all bool) {
+	seen := map[string]bool{}
+	for _, r := range s.rules {
+		for _, p := range r.include {
+			if !literalPart(p[0]) {
+				return nil, true
+			}
+			if !seen[p[0]] {
+				seen[p[0]] = true
+				names = append(names, p[0])
+			}
+		}
+	}
+	sort.Strings(names)
+	return names, false
+}
+
+// MayMatchSchema reports whether some include pattern could select a table
+// in this schema, so listing can skip schemas that cannot match.
+func (s *Selector) MayMatchSchema(catalogName, schema string) bool {
+	for _, r := range s.rules {
+		for _, p := range r.include {
+			c, _ := path.Match(p[0], strings.ToLower(catalogName))
+			sc, _ := path.Match(p[1], strings.ToLower(schema))
+			if c && sc {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Explicit returns the fully literal include patterns ("main.sales.orders"):
+// tables the configuration names one by one. They are reconciled even when
+// a listing does not show them, so a missing table is reported, not ignored.
+func (s *Selector) Explicit() [][3]string {
+	var out [][3]string
+	seen := map[[3]string]bool{}
+	for _, r := range s.rules {
+		for _, p := range r.include {
+			if p.literal() && !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}

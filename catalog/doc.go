@@ -1,7 +1,63 @@
 // Package catalog is a typed client for Unity Catalog's classic REST API and
 // its Delta API (/delta/v1). It holds no reconcile logic: one method per API
 // call, wire models with the exact JSON names of the API definitions, one
-// typed error, and one retry policy that follows the commit-recovery rules.
+// typed error, and one retry policy.
 //
-// catalog imports neither deltalog nor sync.
+// # Client
+//
+// New(baseURL, Options) builds a Client for a base URL ending in
+// /api/2.1/unity-catalog (UC OSS and Databricks-hosted UC share the paths).
+// Options carry the TokenSource (StaticToken, EnvToken, FileToken — re-read
+// on rotation —, ClientCredentials / DatabricksM2M for OAuth2 M2M, or any
+// oauth2.TokenSource via OAuth2Token), a CA bundle, a per-attempt Timeout,
+// the RetryPolicy, the User-Agent version and an Observer called after every
+// HTTP attempt with the operationId (getConfig, loadTable, createTable,
+// updateTable, tableExists, getTableCredentials, listCatalogs, listSchemas,
+// listTables, getTable, deleteTable, createCatalog, createSchema,
+// generateTemporaryTableCredentials), the status, the duration and the error.
+//
+// Classic API: ListCatalogs, ListSchemas, ListTables (all pages), GetTable,
+// DeleteTable, CreateCatalog, CreateSchema, TemporaryTableCredentials.
+// Delta API: Config (ErrNoDeltaAPI on 404: fall back to read-only classic
+// mode), LoadTable, CreateTable, UpdateTable, TableExists, TableCredentials
+// and ReadCredentials (longest matching prefix, as a plain Credentials value).
+//
+// # Models
+//
+// TableName{Catalog, Schema, Table} names a table. LoadTableResponse /
+// TableMetadata / Commit / Protocol / CreateTableRequest are the kebab-case
+// Delta models. UpdateTableRequest holds Requirements (AssertTableUUID,
+// AssertEtag) and Updates (SetColumns, SetPartitionColumns, SetProtocol,
+// SetProperties, RemoveProperties, SetTableComment, SetDomainMetadata,
+// RemoveDomainMetadata, UpdateMetadataSnapshotVersion, AddCommit,
+// SetLatestBackfilledVersion); it marshals to and from the exact wire shape
+// with the `type` / `action` discriminators.
+//
+// StructType / StructField / DataType model a Delta schema. Their JSON
+// methods use the API's kebab-case names; ColumnsFromSchemaString and
+// StructType.SchemaString convert from and to the log's camelCase
+// schemaString losslessly (field metadata is kept as any JSON value, numbers
+// as json.Number). UnsupportedTypes reports the types the server refuses.
+//
+// The server has no structured protocol on the read side:
+// ProtocolProperties / ProtocolFromProperties convert between a Protocol and
+// its property projection, IsDerivedProperty names the server-owned keys and
+// DomainMetadataFromProperties reads the clustering / row-tracking domains.
+//
+// # Errors and retries
+//
+// Every non-2xx answer is a *APIError{Status, Type, Message, Operation},
+// parsed from either envelope (Delta {"error":{…}} or classic
+// {"error_code",…}) or from the raw body. Branch with IsNotFound,
+// IsConflict (409 assert-etag / assert-table-uuid), IsCommitConflict,
+// IsAlreadyExists, IsUnauthorized, IsForbidden, IsUnsupportedFormat.
+// 5xx, 429, timeouts and connection errors are retried (Retryable) by
+// resending the identical request with capped, jittered exponential backoff
+// that honours Retry-After; 409 and other 4xx return at once.
+//
+// # Invariants
+//
+// The bearer token never appears in errors or in String() output. The
+// package reads no environment, holds no package-level state and imports
+// neither deltalog nor sync.
 package catalog

@@ -1,0 +1,268 @@
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// Observer is told about every HTTP attempt: the API operationId (e.g.
+// "loadTable"), the HTTP status (0 when no response arrived), the attempt's
+// duration and its error (nil on 2xx).
+type Observer func(operation string, status int, d time.Duration, err error)
+
+// Options configures a Client. The zero value works against an
+// unauthenticated server.
+type Options struct {
+	// HTTPClient sends requests. Nil: a client built from CAFile and
+	// InsecureSkipVerify. Setting it together with either is an error.
+	HTTPClient *http.Client
+	// Token yields the bearer token; nil sends no Authorization header.
+	Token TokenSource
+	// Version goes into the User-Agent "deltasync/<Version>" ("dev" if empty).
+	Version string
+	// UserAgent, if set, replaces the whole User-Agent.
+	UserAgent string
+	// Timeout bounds each attempt (not the whole call). Default 30s.
+	Timeout time.Duration
+	// Retry is the retry policy (zero fields take defaults).
+	Retry RetryPolicy
+	// Observer, if set, is called after every attempt.
+	Observer Observer
+	// CAFile is a PEM bundle trusted in addition to the system roots.
+	CAFile string
+	// InsecureSkipVerify turns TLS verification off. Never on by default.
+	InsecureSkipVerify bool
+}
+
+// String describes the options without revealing secrets.
+func (o Options) String() string {
+	tok := "none"
+	if o.Token != nil {
+		if s, ok := o.Token.(fmt.Stringer); ok {
+			tok = s.String()
+		} else {
+			tok = "[REDACTED]"
+		}
+	}
+	return fmt.Sprintf("catalog.Options{Token:%s Version:%q Timeout:%s CAFile:%q InsecureSkipVerify:%t MaxAttempts:%d}",
+		tok, o.Version, o.Timeout, o.CAFile, o.InsecureSkipVerify, o.Retry.MaxAttempts)
+}
+
+// GoString is String (so %#v cannot leak a token either).
+func (o Options) GoString() string { return o.String() }
+
+// Client talks to one Unity Catalog server. It is safe for concurrent use.
+type Client struct {
+	base     *url.URL
+	hc       *http.Client
+	token    TokenSource
+	ua       string
+	timeout  time.Duration
+	retry    RetryPolicy
+	observer Observer
+	opts     Options
+}
+
+// New returns a Client for baseURL, which ends in /api/2.1/unity-catalog
+// (UC OSS and Databricks-hosted UC use the same paths).
+func New(baseURL string, opts Options) (*Client, error) {
+	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("catalog: invalid base URL %q: want http(s)://host/api/2.1/unity-catalog", baseURL)
+	}
+	if !strings.HasSuffix(u.Path, "/api/2.1/unity-catalog") {
+		return nil, fmt.Errorf("catalog: base URL %q must end in /api/2.1/unity-catalog", baseURL)
+	}
+	hc := opts.HTTPClient
+	if hc != nil && (opts.CAFile != "" || opts.InsecureSkipVerify) {
+		return nil, errors.New("catalog: set either HTTPClient or CAFile/InsecureSkipVerify, not both")
+	}
+	if hc == nil {
+		if hc, err = newHTTPClient(opts.CAFile, opts.InsecureSkipVerify); err != nil {
+			return nil, err
+		}
+	}
+	c := &Client{
+		base: u, hc: hc, token: opts.Token, timeout: opts.Timeout,
+		retry: opts.Retry.withDefaults(), observer: opts.Observer, opts: opts,
+	}
+	if c.timeout <= 0 {
+		c.timeout = 30 * time.Second
+	}
+	c.ua = opts.UserAgent
+	if c.ua == "" {
+		v := opts.Version
+		if v == "" {
+			v = "dev"
+		}
+		c.ua = "deltasync/" + v
+	}
+	return c, nil
+}
+
+func newHTTPClient(caFile string, insecure bool) (*http.Client, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure} //nolint:gosec // opt-in only
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: CA bundle: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("catalog: CA bundle %s holds no PEM certificates", caFile)
+		}
+		tr.TLSClientConfig.RootCAs = pool
+	}
+	return &http.Client{Transport: tr}, nil
+}
+
+// String describes the client without revealing the token.
+func (c *Client) String() string {
+	return "catalog.Client{" + c.base.String() + " " + c.opts.String() + "}"
+}
+
+// BaseURL returns the base URL the client was built with.
+func (c *Client) BaseURL() string { return c.base.String() }
+
+// maxBody bounds how much of a response is read.
+const maxBody = 64 << 20
+
+// request is one logical API call.
+type request struct {
+	op     string // operationId
+	method string
+	path   string // relative to the base, already escaped
+	query  url.Values
+	body   any // marshalled once; nil for no body
+}
+
+// do sends r with retries and decodes a 2xx JSON body into out (if non-nil).
+// It returns the final HTTP status (0 if none).
+func (c *Client) do(ctx context.Context, r request, out any) (int, error) {
+	var payload []byte
+	if r.body != nil {
+		var err error
+		if payload, err = json.Marshal(r.body); err != nil {
+			return 0, fmt.Errorf("catalog: %s: encode request: %w", r.op, err)
+		}
+	}
+	u := *c.base
+	u.Path = c.base.Path + r.path
+	u.RawPath = c.base.EscapedPath() + r.path
+	u.RawQuery = r.query.Encode()
+	target := u.String()
+
+	for attempt := 1; ; attempt++ {
+		status, retryAfter, respBody, err := c.attempt(ctx, r, target, payload)
+		if err == nil {
+			if out != nil && len(bytes.TrimSpace(respBody)) > 0 {
+				if derr := json.Unmarshal(respBody, out); derr != nil {
+					return status, fmt.Errorf("catalog: %s: decode response: %w", r.op, derr)
+				}
+			}
+			return status, nil
+		}
+		if ctx.Err() != nil {
+			return status, fmt.Errorf("catalog: %s: %w", r.op, ctx.Err())
+		}
+		if attempt >= c.retry.MaxAttempts || !Retryable(err) {
+			return status, err
+		}
+		if serr := c.retry.Sleep(ctx, c.retry.backoff(attempt, retryAfter)); serr != nil {
+			return status, fmt.Errorf("catalog: %s: %w (last error: %w)", r.op, serr, err)
+		}
+	}
+}
+
+// attempt sends the request once.
+func (c *Client) attempt(ctx context.Context, r request, target string, payload []byte) (status int, retryAfter time.Duration, body []byte, err error) {
+	start := time.Now()
+	defer func() {
+		if c.observer != nil {
+			c.observer(r.op, status, time.Since(start), err)
+		}
+	}()
+	actx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	var rd io.Reader
+	if payload != nil {
+		rd = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(actx, r.method, target, rd)
+	if err != nil {
+		return 0, 0, nil, fmt.Errorf("catalog: %s: %w", r.op, err)
+	}
+	req.Header.Set("User-Agent", c.ua)
+	req.Header.Set("Accept", "application/json")
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	var tok string
+	if c.token != nil {
+		if tok, err = c.token.Token(ctx); err != nil {
+			return 0, 0, nil, fmt.Errorf("catalog: %s: %w", r.op, err)
+		}
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, 0, nil, fmt.Errorf("catalog: %s: %w", r.op, redactErr(err, tok))
+	}
+	defer resp.Body.Close()
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	status = resp.StatusCode
+	if status >= 200 && status < 300 {
+		if rerr != nil {
+			return status, 0, nil, fmt.Errorf("catalog: %s: read response: %w", r.op, redactErr(rerr, tok))
+		}
+		return status, 0, body, nil
+	}
+	apiErr := parseAPIError(status, body)
+	apiErr.Operation = r.op
+	apiErr.Message = redact(apiErr.Message, tok)
+	apiErr.Type = redact(apiErr.Type, tok)
+	return status, parseRetryAfter(resp.Header.Get("Retry-After"), c.retry.Now()), nil, apiErr
+}
+
+// redact removes tok from s.
+func redact(s, tok string) string {
+	if tok == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, tok, "[REDACTED]")
+}
+
+// redactErr returns err's message with tok removed, keeping err for errors.Is/As.
+func redactErr(err error, tok string) error {
+	return &redactedError{msg: redact(err.Error(), tok), err: err}
+}
+
+// redactedError carries a scrubbed message while still unwrapping to the
+// original error (for Retryable and errors.Is).
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// seg escapes one path segment.
+func seg(s string) string { return url.PathEscape(s) }

@@ -1,0 +1,163 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// SupportedProtocolVersions returns what Config offers: the highest minor
+// version per major version of the Delta API this client speaks.
+func SupportedProtocolVersions() []string { return []string{"1.0"} }
+
+func deltaTablePath(n TableName) string {
+	return "/delta/v1/catalogs/" + seg(n.Catalog) + "/schemas/" + seg(n.Schema) + "/tables/" + seg(n.Table)
+}
+
+// Config calls GET /delta/v1/config (getConfig). A 404 that does not name a
+// missing catalog means the server has no Delta API: the error then matches
+// ErrNoDeltaAPI (and still unwraps to the *APIError). An answered
+// protocol-version we did not offer gives an error matching ErrProtocolVersion.
+func (c *Client) Config(ctx context.Context, catalog string) (*DeltaConfig, error) {
+	var out DeltaConfig
+	offered := SupportedProtocolVersions()
+	q := url.Values{"catalog": {catalog}, "protocol-versions": {strings.Join(offered, ",")}}
+	_, err := c.do(ctx, request{op: "getConfig", method: http.MethodGet, path: "/delta/v1/config", query: q}, &out)
+	if err != nil {
+		if e, ok := asAPIError(err); ok && e.Status == http.StatusNotFound && !strings.HasPrefix(e.Type, "NoSuch") {
+			return nil, fmt.Errorf("%w: %w", ErrNoDeltaAPI, err)
+		}
+		return nil, err
+	}
+	if !protocolVersionOffered(out.ProtocolVersion, offered) {
+		return nil, fmt.Errorf("%w: server chose %q, we offered %s", ErrProtocolVersion,
+			out.ProtocolVersion, strings.Join(offered, ","))
+	}
+	return &out, nil
+}
+
+// protocolVersionOffered reports whether v ("major.minor") is within what we
+// offered (for each offered "M.m": any M.x with x ≤ m).
+func protocolVersionOffered(v string, offered []string) bool {
+	maj, min, ok := splitVersion(v)
+	if !ok {
+		return false
+	}
+	for _, o := range offered {
+		om, on, ok := splitVersion(o)
+		if ok && om == maj && min <= on {
+			return true
+		}
+	}
+	return false
+}
+
+func splitVersion(v string) (int, int, bool) {
+	a, b, ok := strings.Cut(strings.TrimSpace(v), ".")
+	if !ok {
+		return 0, 0, false
+	}
+	maj, err1 := strconv.Atoi(a)
+	min, err2 := strconv.Atoi(b)
+	return maj, min, err1 == nil && err2 == nil && maj >= 0 && min >= 0
+}
+
+// LoadTable calls loadTable. A 400 IsUnsupportedFormat error means the table
+// is not Delta (use GetTable).
+func (c *Client) LoadTable(ctx context.Context, name TableName) (*LoadTableResponse, error) {
+	var out LoadTableResponse
+	if _, err := c.do(ctx, request{op: "loadTable", method: http.MethodGet, path: deltaTablePath(name)}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CreateTable calls createTable in catalog.schema (req.Name is the table).
+// deltasync uses it to register EXTERNAL tables. Note the server stamps
+// delta.lastUpdateVersion=0 whatever the log version; follow with an
+// UpdateMetadataSnapshotVersion.
+func (c *Client) CreateTable(ctx context.Context, catalog, schema string, req CreateTableRequest) (*LoadTableResponse, error) {
+	var out LoadTableResponse
+	path := "/delta/v1/catalogs/" + seg(catalog) + "/schemas/" + seg(schema) + "/tables"
+	if _, err := c.do(ctx, request{op: "createTable", method: http.MethodPost, path: path, body: req}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// UpdateTable calls updateTable. It checks the shape rules the server
+// enforces (an AssertTableUUID, at least one update, no duplicate types)
+// before sending. A 409 comes back as an error for which IsConflict or
+// IsCommitConflict holds: reload and re-plan.
+func (c *Client) UpdateTable(ctx context.Context, name TableName, req UpdateTableRequest) (*LoadTableResponse, error) {
+	if err := req.Validate(); err != nil {
+		return nil, fmt.Errorf("catalog: updateTable %s: %w", name, err)
+	}
+	var out LoadTableResponse
+	if _, err := c.do(ctx, request{op: "updateTable", method: http.MethodPost, path: deltaTablePath(name), body: req}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Validate checks the request's shape rules (see the type's doc).
+func (r UpdateTableRequest) Validate() error {
+	if len(r.Updates) == 0 {
+		return errors.New("at least one update is required")
+	}
+	seen := map[string]bool{}
+	hasUUID := false
+	for _, q := range r.Requirements {
+		if q == nil {
+			return errors.New("nil requirement")
+		}
+		t := q.RequirementType()
+		if seen[t] {
+			return fmt.Errorf("at most one %s is allowed per request", t)
+		}
+		seen[t] = true
+		hasUUID = hasUUID || t == "assert-table-uuid"
+	}
+	if !hasUUID {
+		return errors.New("assert-table-uuid requirement is required")
+	}
+	for _, u := range r.Updates {
+		if u == nil {
+			return errors.New("nil update")
+		}
+		a := u.Action()
+		if seen[a] {
+			return fmt.Errorf("at most one %s is allowed per request", a)
+		}
+		seen[a] = true
+	}
+	return nil
+}
+
+// TableExists calls tableExists (HEAD): true on 2xx, false on 404.
+func (c *Client) TableExists(ctx context.Context, name TableName) (bool, error) {
+	_, err := c.do(ctx, request{op: "tableExists", method: http.MethodHead, path: deltaTablePath(name)}, nil)
+	switch {
+	case err == nil:
+		return true, nil
+	case IsNotFound(err):
+		return false, nil
+	}
+	return false, err
+}
+
+// TableCredentials calls getTableCredentials for operation READ or READ_WRITE.
+// READ needs SELECT on the table (or OWNER).
+func (c *Client) TableCredentials(ctx context.Context, name TableName, operation string) (*CredentialsResponse, error) {
+	var out CredentialsResponse
+	q := url.Values{"operation": {operation}}
+	r := request{op: "getTableCredentials", method: http.MethodGet, path: deltaTablePath(name) + "/credentials", query: q}
+	if _, err := c.do(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -1,0 +1,142 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Server-derived property keys (see IsDerivedProperty).
+const (
+	PropMinReaderVersion     = "delta.minReaderVersion"
+	PropMinWriterVersion     = "delta.minWriterVersion"
+	PropFeaturePrefix        = "delta.feature."
+	PropClusteringColumns    = "clusteringColumns"       // what the OSS server stores
+	PropDeltaClusteringCols  = "delta.clusteringColumns" // what the spec names
+	PropRowIDHighWaterMark   = "delta.rowTracking.rowIdHighWaterMark"
+	PropLastUpdateVersion    = "delta.lastUpdateVersion"
+	PropLastCommitTimestamp  = "delta.lastCommitTimestamp"
+	featureSupported         = "supported"
+	readerFeaturesMinVersion = 3
+	writerFeaturesMinVersion = 7
+)
+
+// IsDerivedProperty reports whether key is owned by the server (projected
+// from the protocol, domain metadata or sync bookkeeping). Such keys never
+// go into the Delta log and are never sent in set/remove-properties.
+func IsDerivedProperty(key string) bool {
+	switch key {
+	case PropMinReaderVersion, PropMinWriterVersion, PropClusteringColumns, PropDeltaClusteringCols,
+		PropRowIDHighWaterMark, PropLastUpdateVersion, PropLastCommitTimestamp:
+		return true
+	}
+	return strings.HasPrefix(key, PropFeaturePrefix)
+}
+
+// IsReaderWriterFeature reports whether a table feature is a reader+writer
+// feature (listed in both readerFeatures and writerFeatures); every other
+// feature is treated as writer-only.
+func IsReaderWriterFeature(f string) bool {
+	switch f {
+	case "catalogManaged", "catalogOwned-preview", "deletionVectors", "v2Checkpoint", "vacuumProtocolCheck",
+		"columnMapping", "timestampNtz", "typeWidening", "typeWidening-preview", "variantType",
+		"variantType-preview", "variantShredding-preview":
+		return true
+	}
+	return false
+}
+
+// ProtocolProperties projects p the way the server stores it:
+// delta.minReaderVersion, delta.minWriterVersion and
+// delta.feature.<f>=supported for every feature in reader ∪ writer.
+func ProtocolProperties(p Protocol) map[string]string {
+	out := map[string]string{
+		PropMinReaderVersion: strconv.Itoa(p.MinReaderVersion),
+		PropMinWriterVersion: strconv.Itoa(p.MinWriterVersion),
+	}
+	for _, f := range p.ReaderFeatures {
+		out[PropFeaturePrefix+f] = featureSupported
+	}
+	for _, f := range p.WriterFeatures {
+		out[PropFeaturePrefix+f] = featureSupported
+	}
+	return out
+}
+
+// ProtocolFromProperties rebuilds a protocol from the server's projection.
+// Reader features (only when minReaderVersion is 3) are the reader+writer
+// features present; writer features (only when minWriterVersion is 7) are
+// all features present. Features come back sorted; nil when there are none.
+// Missing or non-numeric version keys are an error.
+func ProtocolFromProperties(props map[string]string) (Protocol, error) {
+	var p Protocol
+	var err error
+	if p.MinReaderVersion, err = intProp(props, PropMinReaderVersion); err != nil {
+		return Protocol{}, err
+	}
+	if p.MinWriterVersion, err = intProp(props, PropMinWriterVersion); err != nil {
+		return Protocol{}, err
+	}
+	var feats []string
+	for k, v := range props {
+		if f, ok := strings.CutPrefix(k, PropFeaturePrefix); ok && f != "" && strings.EqualFold(v, featureSupported) {
+			feats = append(feats, f)
+		}
+	}
+	slices.Sort(feats)
+	for _, f := range feats {
+		if p.MinReaderVersion == readerFeaturesMinVersion && IsReaderWriterFeature(f) {
+			p.ReaderFeatures = append(p.ReaderFeatures, f)
+		}
+		if p.MinWriterVersion == writerFeaturesMinVersion {
+			p.WriterFeatures = append(p.WriterFeatures, f)
+		}
+	}
+	return p, nil
+}
+
+func intProp(props map[string]string, key string) (int, error) {
+	v, ok := props[key]
+	if !ok {
+		return 0, fmt.Errorf("catalog: property %s is missing", key)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("catalog: property %s=%q is not a version number", key, v)
+	}
+	return n, nil
+}
+
+// DomainMetadataFromProperties reads the server's projection of the
+// delta.clustering domain (property clusteringColumns, or the spec's
+// delta.clusteringColumns) and the delta.rowTracking domain
+// (delta.rowTracking.rowIdHighWaterMark). Absent domains stay nil.
+func DomainMetadataFromProperties(props map[string]string) (DomainMetadata, error) {
+	var d DomainMetadata
+	raw, ok := props[PropClusteringColumns]
+	key := PropClusteringColumns
+	if !ok {
+		raw, ok = props[PropDeltaClusteringCols]
+		key = PropDeltaClusteringCols
+	}
+	if ok {
+		var cols [][]string
+		if err := json.Unmarshal([]byte(raw), &cols); err != nil {
+			return DomainMetadata{}, fmt.Errorf("catalog: property %s=%q: want JSON [[string]]", key, raw)
+		}
+		if cols == nil {
+			cols = [][]string{}
+		}
+		d.Clustering = &cols
+	}
+	if raw, ok := props[PropRowIDHighWaterMark]; ok {
+		n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
+		if err != nil {
+			return DomainMetadata{}, fmt.Errorf("catalog: property %s=%q is not an integer", PropRowIDHighWaterMark, raw)
+		}
+		d.RowIDHighWaterMark = &n
+	}
+	return d, nil
+}

@@ -1,0 +1,379 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+)
+
+// StructType is a Delta struct type: {"type":"struct","fields":[…]}. It is
+// the model of the Delta API's `columns` and of the log's schemaString; its
+// JSON methods use the Delta API's kebab-case names (see SchemaString and
+// ColumnsFromSchemaString for the log's camelCase form).
+type StructType struct {
+	Fields []StructField
+}
+
+// StructField is one field of a StructType. Metadata holds any JSON values;
+// numbers are json.Number so column-mapping ids stay exact. A nil Metadata is
+// written as {} (the API requires the key).
+type StructField struct {
+	Name     string
+	Type     DataType
+	Nullable bool
+	Metadata map[string]any
+}
+
+// DataType is a Delta data type. Exactly one of Primitive, Array, Map,
+// Struct or Other is set. Primitive holds the type string as written, e.g.
+// "long", "decimal(10,2)", "timestamp_ntz" or an unsupported one like
+// "void"; Other holds an object type this package does not know, verbatim.
+type DataType struct {
+	Primitive string
+	Array     *ArrayType
+	Map       *MapType
+	Struct    *StructType
+	Other     json.RawMessage
+}
+
+// ArrayType is a Delta array type.
+type ArrayType struct {
+	ElementType  DataType
+	ContainsNull bool
+}
+
+// MapType is a Delta map type.
+type MapType struct {
+	KeyType           DataType
+	ValueType         DataType
+	ValueContainsNull bool
+}
+
+// style selects the JSON key names of array/map types.
+type style int
+
+const (
+	kebab style = iota // Delta API: element-type, contains-null, …
+	camel              // Delta log: elementType, containsNull, …
+)
+
+type keyNames struct{ elementType, containsNull, keyType, valueType, valueContainsNull string }
+
+func (s style) keys() keyNames {
+	if s == camel {
+		return keyNames{"elementType", "containsNull", "keyType", "valueType", "valueContainsNull"}
+	}
+	return keyNames{"element-type", "contains-null", "key-type", "value-type", "value-contains-null"}
+}
+
+// MarshalJSON writes the kebab-case (Delta API) form.
+func (s StructType) MarshalJSON() ([]byte, error) { return encodeStruct(&s, kebab) }
+
+// UnmarshalJSON reads the kebab-case (Delta API) form.
+func (s *StructType) UnmarshalJSON(b []byte) error {
+	dt, err := decodeType(b, kebab, "columns")
+	if err != nil {
+		return err
+	}
+	if dt.Struct == nil {
+		return fmt.Errorf("catalog: columns: want a struct type")
+	}
+	*s = *dt.Struct
+	return nil
+}
+
+// MarshalJSON writes the kebab-case (Delta API) form.
+func (d DataType) MarshalJSON() ([]byte, error) { return encodeType(d, kebab) }
+
+// UnmarshalJSON reads the kebab-case (Delta API) form.
+func (d *DataType) UnmarshalJSON(b []byte) error {
+	dt, err := decodeType(b, kebab, "type")
+	if err != nil {
+		return err
+	}
+	*d = dt
+	return nil
+}
+
+func encodeStruct(s *StructType, st style) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"type":"struct","fields":[`)
+	for i, f := range s.Fields {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		name, _ := json.Marshal(f.Name)
+		t, err := encodeType(f.Type, st)
+		if err != nil {
+			return nil, fmt.Errorf("field %q: %w", f.Name, err)
+		}
+		md := []byte("{}")
+		if len(f.Metadata) > 0 {
+			if md, err = json.Marshal(f.Metadata); err != nil {
+				return nil, fmt.Errorf("field %q metadata: %w", f.Name, err)
+			}
+		}
+		fmt.Fprintf(&buf, `{"name":%s,"type":%s,"nullable":%t,"metadata":%s}`, name, t, f.Nullable, md)
+	}
+	buf.WriteString("]}")
+	return buf.Bytes(), nil
+}
+
+func encodeType(d DataType, st style) ([]byte, error) {
+	k := st.keys()
+	switch {
+	case d.Struct != nil:
+		return encodeStruct(d.Struct, st)
+	case d.Array != nil:
+		e, err := encodeType(d.Array.ElementType, st)
+		if err != nil {
+			return nil, err
+		}
+		return fmt.Appendf(nil, `{"type":"array",%q:%s,%q:%t}`, k.elementType, e, k.containsNull, d.Array.ContainsNull), nil
+	case d.Map != nil:
+		kt, err := encodeType(d.Map.KeyType, st)
+		if err != nil {
+			return nil, err
+		}
+		vt, err := encodeType(d.Map.ValueType, st)
+		if err != nil {
+			return nil, err
+		}
+		return fmt.Appendf(nil, `{"type":"map",%q:%s,%q:%s,%q:%t}`,
+			k.keyType, kt, k.valueType, vt, k.valueContainsNull, d.Map.ValueContainsNull), nil
+	case len(d.Other) > 0:
+		return d.Other, nil
+	case d.Primitive != "":
+		return json.Marshal(d.Primitive)
+	default:
+		return nil, fmt.Errorf("empty data type")
+	}
+}
+
+func decodeType(b []byte, st style, path string) (DataType, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return DataType{}, fmt.Errorf("catalog: %s: %w", path, err)
+		}
+		if s == "" {
+			return DataType{}, fmt.Errorf("catalog: %s: empty type", path)
+		}
+		return DataType{Primitive: s}, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil || obj == nil {
+		return DataType{}, fmt.Errorf("catalog: %s: want a type string or object", path)
+	}
+	var typ string
+	if err := json.Unmarshal(obj["type"], &typ); err != nil {
+		return DataType{}, fmt.Errorf("catalog: %s.type is required", path)
+	}
+	k := st.keys()
+	switch typ {
+	case "struct":
+		s, err := decodeFields(obj["fields"], st, path)
+		if err != nil {
+			return DataType{}, err
+		}
+		return DataType{Struct: s}, nil
+	case "array":
+		et, err := decodeChild(obj, k.elementType, st, path)
+		if err != nil {
+			return DataType{}, err
+		}
+		cn, err := decodeBool(obj, k.containsNull, path)
+		if err != nil {
+			return DataType{}, err
+		}
+		return DataType{Array: &ArrayType{ElementType: et, ContainsNull: cn}}, nil
+	case "map":
+		kt, err := decodeChild(obj, k.keyType, st, path)
+		if err != nil {
+			return DataType{}, err
+		}
+		vt, err := decodeChild(obj, k.valueType, st, path)
+		if err != nil {
+			return DataType{}, err
+		}
+		vcn, err := decodeBool(obj, k.valueContainsNull, path)
+		if err != nil {
+			return DataType{}, err
+		}
+		return DataType{Map: &MapType{KeyType: kt, ValueType: vt, ValueContainsNull: vcn}}, nil
+	case "decimal":
+		// The Delta API accepts {"type":"decimal","precision":p,"scale":s} on
+		// input; we normalise to the string form it always answers with.
+		var p, s int
+		if json.Unmarshal(obj["precision"], &p) != nil || json.Unmarshal(obj["scale"], &s) != nil {
+			return DataType{}, fmt.Errorf("catalog: %s: decimal needs integer precision and scale", path)
+		}
+		return DataType{Primitive: "decimal(" + strconv.Itoa(p) + "," + strconv.Itoa(s) + ")"}, nil
+	default:
+		return DataType{Other: append(json.RawMessage(nil), b...)}, nil
+	}
+}
+
+func decodeChild(obj map[string]json.RawMessage, key string, st style, path string) (DataType, error) {
+	raw, ok := obj[key]
+	if !ok || string(raw) == "null" {
+		return DataType{}, fmt.Errorf("catalog: %s.%s is required", path, key)
+	}
+	return decodeType(raw, st, path+"."+key)
+}
+
+func decodeBool(obj map[string]json.RawMessage, key, path string) (bool, error) {
+	var v *bool
+	if err := json.Unmarshal(obj[key], &v); err != nil || v == nil {
+		return false, fmt.Errorf("catalog: %s.%s is required (boolean)", path, key)
+	}
+	return *v, nil
+}
+
+func decodeFields(raw json.RawMessage, st style, path string) (*StructType, error) {
+	var fields []json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, fmt.Errorf("catalog: %s.fields: want an array", path)
+	}
+	s := &StructType{Fields: make([]StructField, 0, len(fields))}
+	for i, fr := range fields {
+		fp := fmt.Sprintf("%s.fields[%d]", path, i)
+		var f struct {
+			Name     *string         `json:"name"`
+			Type     json.RawMessage `json:"type"`
+			Nullable *bool           `json:"nullable"`
+			Metadata json.RawMessage `json:"metadata"`
+		}
+		if err := json.Unmarshal(fr, &f); err != nil {
+			return nil, fmt.Errorf("catalog: %s: %w", fp, err)
+		}
+		if f.Name == nil {
+			return nil, fmt.Errorf("catalog: %s.name is required", fp)
+		}
+		if len(f.Type) == 0 || string(f.Type) == "null" {
+			return nil, fmt.Errorf("catalog: %s.type is required", fp)
+		}
+		t, err := decodeType(f.Type, st, fp+".type")
+		if err != nil {
+			return nil, err
+		}
+		field := StructField{Name: *f.Name, Type: t, Nullable: f.Nullable == nil || *f.Nullable}
+		if len(f.Metadata) > 0 && string(f.Metadata) != "null" {
+			md, err := decodeMetadata(f.Metadata)
+			if err != nil {
+				return nil, fmt.Errorf("catalog: %s.metadata: %w", fp, err)
+			}
+			field.Metadata = md
+		}
+		s.Fields = append(s.Fields, field)
+	}
+	return s, nil
+}
+
+func decodeMetadata(raw json.RawMessage) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var md map[string]any
+	if err := dec.Decode(&md); err != nil {
+		return nil, err
+	}
+	if len(md) == 0 {
+		return nil, nil
+	}
+	return md, nil
+}
+
+// ColumnsFromSchemaString converts the log's metaData.schemaString
+// (camelCase) into the Delta API model, losslessly: names, nullability, type
+// strings and field metadata are kept as written.
+func ColumnsFromSchemaString(schemaString string) (StructType, error) {
+	dt, err := decodeType([]byte(schemaString), camel, "schemaString")
+	if err != nil {
+		return StructType{}, err
+	}
+	if dt.Struct == nil {
+		return StructType{}, fmt.Errorf("catalog: schemaString: want a struct type")
+	}
+	return *dt.Struct, nil
+}
+
+// SchemaString renders s as the log's metaData.schemaString (camelCase).
+func (s StructType) SchemaString() (string, error) {
+	b, err := encodeStruct(&s, camel)
+	if err != nil {
+		return "", fmt.Errorf("catalog: schema string: %w", err)
+	}
+	return string(b), nil
+}
+
+// ColumnsFromTypeJSON rebuilds a StructType from the classic API's columns,
+// whose type_json holds each top-level field as Spark (camelCase) JSON.
+func ColumnsFromTypeJSON(cols []ColumnInfo) (StructType, error) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"type":"struct","fields":[`)
+	for i, c := range cols {
+		if c.TypeJSON == "" {
+			return StructType{}, fmt.Errorf("catalog: column %q has no type_json", c.Name)
+		}
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(c.TypeJSON)
+	}
+	buf.WriteString("]}")
+	return ColumnsFromSchemaString(buf.String())
+}
+
+// serverPrimitives are the primitive types the server accepts (besides decimal).
+var serverPrimitives = map[string]bool{
+	"boolean": true, "byte": true, "short": true, "integer": true, "long": true, "float": true,
+	"double": true, "date": true, "timestamp": true, "timestamp_ntz": true, "string": true,
+	"binary": true, "variant": true,
+}
+
+var decimalRE = regexp.MustCompile(`^decimal\((\d+),\s*(\d+)\)$`)
+
+// UnsupportedTypes lists every type in s that the Delta API cannot take, as
+// "path: type", e.g. "a.b.element: void". It never changes s.
+func UnsupportedTypes(s StructType) []string {
+	var out []string
+	walkUnsupported(DataType{Struct: &s}, "", &out)
+	return out
+}
+
+func walkUnsupported(d DataType, path string, out *[]string) {
+	switch {
+	case d.Struct != nil:
+		for _, f := range d.Struct.Fields {
+			p := f.Name
+			if path != "" {
+				p = path + "." + f.Name
+			}
+			walkUnsupported(f.Type, p, out)
+		}
+	case d.Array != nil:
+		walkUnsupported(d.Array.ElementType, path+".element", out)
+	case d.Map != nil:
+		walkUnsupported(d.Map.KeyType, path+".key", out)
+		walkUnsupported(d.Map.ValueType, path+".value", out)
+	case len(d.Other) > 0:
+		*out = append(*out, path+": "+string(d.Other))
+	default:
+		if !serverPrimitives[d.Primitive] && !validDecimal(d.Primitive) {
+			*out = append(*out, path+": "+d.Primitive)
+		}
+	}
+}
+
+func validDecimal(s string) bool {
+	m := decimalRE.FindStringSubmatch(s)
+	if m == nil {
+		return false
+	}
+	p, err1 := strconv.Atoi(m[1])
+	sc, err2 := strconv.Atoi(m[2])
+	return err1 == nil && err2 == nil && p <= 38 && sc <= p
+}

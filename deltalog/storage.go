@@ -1,0 +1,240 @@
+package deltalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+	"gocloud.dev/blob/memblob"
+)
+
+// logDir is the key prefix of a table's transaction log, relative to the
+// table root.
+const logDir = "_delta_log/"
+
+// WithCredentials makes Open build the storage client from c (credentials
+// vended by the catalog) instead of the ambient ones (environment, instance
+// metadata, config files). Only the fields for the URL's cloud are used:
+// S3 key, secret and session token for s3://, the SAS token for azblob://,
+// the OAuth access token for gs://. It has no effect on file:// and mem://.
+func WithCredentials(c Credentials) Option {
+	return func(o *options) { o.creds = c }
+}
+
+// WithObserver reports every storage request (op "list" or "get") with its
+// duration and error to obs; it is the hook for storage metrics.
+func WithObserver(obs Observer) Option {
+	return func(o *options) { o.observer = obs }
+}
+
+// openBucket returns a bucket rooted at the table directory of rawURL (its
+// keys are "_delta_log/...") and the table name used in errors.
+func openBucket(ctx context.Context, rawURL string, creds Credentials) (*blob.Bucket, string, error) {
+	name := redactURL(rawURL)
+	if !strings.Contains(rawURL, "://") {
+		b, err := openDir(rawURL)
+		return b, name, err
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, name, fmt.Errorf("invalid table URL: %w", err)
+	}
+	if u.Scheme != "file" && u.Host == "" {
+		return nil, name, fmt.Errorf("%s URL %q names no bucket", u.Scheme, name)
+	}
+	var b *blob.Bucket
+	switch u.Scheme {
+	case "file":
+		if u.Host != "" && u.Host != "localhost" {
+			return nil, name, fmt.Errorf("file URL %q has a host; want file:///absolute/path", name)
+		}
+		b, err = openDir(u.Path)
+		return b, name, err
+	case "mem":
+		b = memblob.OpenBucket(nil)
+	case "s3":
+		b, err = openS3(ctx, u, creds)
+	case "gs":
+		b, err = openGCS(ctx, u, creds)
+	case "azblob":
+		b, err = openAzure(ctx, u, creds)
+	default:
+		return nil, name, fmt.Errorf("unsupported URL scheme %q (want file, mem, s3, gs or azblob)", u.Scheme)
+	}
+	if err != nil {
+		return nil, name, err
+	}
+	if root := tableRoot(u.Path); root != "" {
+		b = blob.PrefixedBucket(b, root)
+	}
+	return b, name, nil
+}
+
+// openDir opens a local table directory as a bucket rooted at it.
+func openDir(dir string) (*blob.Bucket, error) {
+	if dir == "" {
+		return nil, errors.New("empty table path")
+	}
+	abs, err := filepath.Abs(filepath.FromSlash(dir))
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", abs)
+	}
+	return fileblob.OpenBucket(abs, &fileblob.Options{})
+}
+
+// tableRoot turns a URL path into a bucket key prefix ("a/b/" or "").
+func tableRoot(p string) string {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return ""
+	}
+	return p + "/"
+}
+
+// redactURL drops the query (which may carry secrets such as a SAS token)
+// and any user info from a table URL, for use in errors and logs.
+func redactURL(raw string) string {
+	if !strings.Contains(raw, "://") {
+		return raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		if i := strings.IndexByte(raw, '?'); i >= 0 {
+			return raw[:i]
+		}
+		return raw
+	}
+	u.RawQuery, u.User, u.Fragment = "", nil, ""
+	return u.String()
+}
+
+// listLog lists the direct children of _delta_log/ whose keys sort after
+// startAfter ("" lists all), in key order. It is one LIST operation (one
+// request per page of 1000). Subdirectories such as _staged_commits/ and
+// _sidecars/ come back as single entries with IsDir set; their contents are
+// not listed.
+//
+// startAfter is passed to the server as a hint where the driver has one
+// (S3 StartAfter, GCS StartOffset, Azure StartFrom); fileblob and memblob
+// walk the whole prefix anyway. Keys <= startAfter are always dropped here
+// too, since some servers ignore the hint.
+func listLog(ctx context.Context, b *blob.Bucket, startAfter string) ([]*blob.ListObject, error) {
+	opts := &blob.ListOptions{Prefix: logDir, Delimiter: "/"}
+	if startAfter != "" && strings.HasPrefix(startAfter, logDir) {
+		suffix := startAfter[len(logDir):]
+		opts.BeforeList = func(as func(any) bool) error {
+			hintStartAfter(as, logDir, suffix)
+			return nil
+		}
+	}
+	var out []*blob.ListObject
+	it := b.List(opts)
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if obj.Key > startAfter {
+			out = append(out, obj)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
+// hintStartAfter hands the start-after position to whichever driver request
+// as exposes. Each driver request already carries the full key prefix
+// (bucket prefix + listPrefix), so the full start key is that prefix with
+// listPrefix replaced by listPrefix+suffix.
+func hintStartAfter(as func(any) bool, listPrefix, suffix string) {
+	full := func(driverPrefix string) (string, bool) {
+		if !strings.HasSuffix(driverPrefix, listPrefix) {
+			return "", false
+		}
+		return driverPrefix + suffix, true
+	}
+	_ = hintS3(as, full) || hintGCS(as, full) || hintAzure(as, full)
+}
+
+// readFile reads the whole object at key (one GET).
+func readFile(ctx context.Context, b *blob.Bucket, key string) ([]byte, error) {
+	return b.ReadAll(ctx, key)
+}
+
+// rangeReaderAt is an io.ReaderAt over one object: every ReadAt is one
+// ranged GET. Nothing is cached between calls. It keeps the ctx it was made
+// with, so it must not outlive the operation that made it.
+type rangeReaderAt struct {
+	ctx  context.Context
+	b    *blob.Bucket
+	key  string
+	size int64
+}
+
+// newReaderAt returns an io.ReaderAt over the object at key and its size,
+// for Parquet readers. size is the object size if known (from the listing);
+// pass a negative size to fetch it with a HEAD request.
+func newReaderAt(ctx context.Context, b *blob.Bucket, key string, size int64) (*rangeReaderAt, int64, error) {
+	if size < 0 {
+		attrs, err := b.Attributes(ctx, key)
+		if err != nil {
+			return nil, 0, err
+		}
+		size = attrs.Size
+	}
+	return &rangeReaderAt{ctx: ctx, b: b, key: key, size: size}, size, nil
+}
+
+// Size returns the object size.
+func (r *rangeReaderAt) Size() int64 { return r.size }
+
+// ReadAt reads len(p) bytes at off with one ranged GET.
+func (r *rangeReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("read %s: negative offset %d", r.key, off)
+	}
+	if off >= r.size {
+		return 0, io.EOF
+	}
+	want := int64(len(p))
+	if off+want > r.size {
+		want = r.size - off
+	}
+	if want == 0 {
+		return 0, nil
+	}
+	rd, err := r.b.NewRangeReader(r.ctx, r.key, off, want, nil)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.ReadFull(rd, p[:want])
+	cerr := rd.Close()
+	if err == nil {
+		err = cerr
+	}
+	if err == nil && want < int64(len(p)) {
+		err = io.EOF
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = io.EOF
+	}
+	return n, err
+}

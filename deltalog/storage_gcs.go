@@ -1,0 +1,43 @@
+//go:build !nogcs
+
+package deltalog
+
+import (
+	"context"
+	"net/url"
+
+	"cloud.google.com/go/storage"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/gcsblob"
+	"gocloud.dev/gcp"
+	"golang.org/x/oauth2"
+)
+
+// openGCS opens the bucket of a gs:// URL. Without a vended token the
+// gocloud URL opener (application default credentials) is used; with one
+// the HTTP client sends that token. STORAGE_EMULATOR_HOST is honoured by
+// the driver either way.
+func openGCS(ctx context.Context, u *url.URL, c Credentials) (*blob.Bucket, error) {
+	if c.GCSOAuthToken == "" {
+		bucketURL := &url.URL{Scheme: u.Scheme, Host: u.Host, RawQuery: u.RawQuery}
+		return blob.OpenBucket(ctx, bucketURL.String())
+	}
+	ts := oauth2.StaticTokenSource(&oauth2.Token{AccessToken: c.GCSOAuthToken, TokenType: "Bearer"})
+	client, err := gcp.NewHTTPClient(gcp.DefaultTransport(), ts)
+	if err != nil {
+		return nil, err
+	}
+	return gcsblob.OpenBucket(ctx, client, u.Host, nil)
+}
+
+// hintGCS sets StartOffset (inclusive) on a GCS object query.
+func hintGCS(as func(any) bool, full func(string) (string, bool)) bool {
+	var q *storage.Query
+	if !as(&q) || q == nil {
+		return false
+	}
+	if k, ok := full(q.Prefix); ok {
+		q.StartOffset = k
+	}
+	return true
+}

@@ -1,0 +1,253 @@
+package deltalog
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/memblob"
+	"gocloud.dev/gcerrors"
+)
+
+// seedKeys writes empty-ish objects at keys (relative to b).
+func seedKeys(t *testing.T, b *blob.Bucket, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		if err := b.WriteAll(context.Background(), k, []byte("x:"+k), nil); err != nil {
+			t.Fatalf("seed %s: %v", k, err)
+		}
+	}
+}
+
+func listedKeys(objs []*blob.ListObject) []string {
+	var out []string
+	for _, o := range objs {
+		k := o.Key
+		if o.IsDir {
+			k += "(dir)"
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+var storageTestKeys = []string{
+	"_delta_log/00000000000000000000.json",
+	"_delta_log/00000000000000000001.json",
+	"_delta_log/00000000000000000002.checkpoint.parquet",
+	"_delta_log/00000000000000000002.json",
+	"_delta_log/00000000000000000003.json",
+	"_delta_log/_last_checkpoint",
+	"_delta_log/_staged_commits/00000000000000000004.uuid.json",
+	"part-0000.parquet",
+}
+
+func TestListLog(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, k := range storageTestKeys {
+		p := filepath.Join(dir, "tbl", filepath.FromSlash(k))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(k), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mem := memblob.OpenBucket(nil)
+	seedKeys(t, mem, prefixAll("a/tbl/", storageTestKeys)...)
+	seedKeys(t, mem, "a/tbl2/_delta_log/00000000000000000000.json", "a/tbk/_delta_log/x.json")
+	buckets := map[string]*blob.Bucket{
+		"mem-prefixed": blob.PrefixedBucket(mem, "a/tbl/"),
+	}
+	fb, _, err := openBucket(ctx, filepath.Join(dir, "tbl"), Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buckets["file"] = fb
+	for name, b := range buckets {
+		t.Cleanup(func() { _ = b.Close() })
+		tests := []struct {
+			startAfter string
+			want       []string
+		}{
+			{"", []string{
+				"_delta_log/00000000000000000000.json",
+				"_delta_log/00000000000000000001.json",
+				"_delta_log/00000000000000000002.checkpoint.parquet",
+				"_delta_log/00000000000000000002.json",
+				"_delta_log/00000000000000000003.json",
+				"_delta_log/_last_checkpoint",
+				"_delta_log/_staged_commits/(dir)",
+			}},
+			{"_delta_log/00000000000000000001.json", []string{
+				"_delta_log/00000000000000000002.checkpoint.parquet",
+				"_delta_log/00000000000000000002.json",
+				"_delta_log/00000000000000000003.json",
+				"_delta_log/_last_checkpoint",
+				"_delta_log/_staged_commits/(dir)",
+			}},
+			{"_delta_log/00000000000000000002.json", []string{
+				"_delta_log/00000000000000000003.json",
+				"_delta_log/_last_checkpoint",
+				"_delta_log/_staged_commits/(dir)",
+			}},
+			{"_delta_log/_staged_commits/", nil},
+		}
+		for _, tc := range tests {
+			t.Run(name+"/"+tc.startAfter, func(t *testing.T) {
+				got, err := listLog(ctx, b, tc.startAfter)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(tc.want, listedKeys(got)); diff != "" {
+					t.Errorf("listLog(%q) mismatch (-want +got):\n%s", tc.startAfter, diff)
+				}
+			})
+		}
+	}
+}
+
+func prefixAll(p string, keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = p + k
+	}
+	return out
+}
+
+func TestReadHelpers(t *testing.T) {
+	ctx := context.Background()
+	b := memblob.OpenBucket(nil)
+	defer b.Close()
+	content := "0123456789abcdef"
+	seedKeys(t, b)
+	if err := b.WriteAll(ctx, "_delta_log/x.parquet", []byte(content), nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readFile(ctx, b, "_delta_log/x.parquet")
+	if err != nil || string(got) != content {
+		t.Fatalf("readFile = %q, %v", got, err)
+	}
+	if _, err := readFile(ctx, b, "_delta_log/missing.json"); gcerrors.Code(err) != gcerrors.NotFound {
+		t.Errorf("readFile(missing) error = %v, want NotFound", err)
+	}
+	for _, size := range []int64{-1, int64(len(content))} {
+		ra, n, err := newReaderAt(ctx, b, "_delta_log/x.parquet", size)
+		if err != nil || n != int64(len(content)) {
+			t.Fatalf("newReaderAt(size %d) = %d, %v", size, n, err)
+		}
+		tests := []struct {
+			off     int64
+			n       int
+			want    string
+			wantEOF bool
+		}{
+			{0, 4, "0123", false},
+			{12, 4, "cdef", false},
+			{14, 4, "ef", true},
+			{16, 1, "", true},
+		}
+		for _, tc := range tests {
+			p := make([]byte, tc.n)
+			k, err := ra.ReadAt(p, tc.off)
+			if string(p[:k]) != tc.want || (err == io.EOF) != tc.wantEOF || (err != nil && err != io.EOF) {
+				t.Errorf("ReadAt(%d bytes at %d) = %q, %v; want %q, EOF=%v", tc.n, tc.off, p[:k], err, tc.want, tc.wantEOF)
+			}
+		}
+	}
+}
+
+func TestObserveBucket(t *testing.T) {
+	ctx := context.Background()
+	type call struct {
+		op  string
+		err bool
+	}
+	var calls []call
+	b := observeBucket(memblob.OpenBucket(nil), func(op string, d time.Duration, err error) {
+		if d < 0 {
+			t.Errorf("negative duration for %s", op)
+		}
+		calls = append(calls, call{op, err != nil})
+	})
+	defer b.Close()
+	seedKeys(t, b, storageTestKeys...)
+	calls = nil
+	if _, err := listLog(ctx, b, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readFile(ctx, b, "_delta_log/00000000000000000000.json"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := readFile(ctx, b, "_delta_log/nope.json")
+	if gcerrors.Code(err) != gcerrors.NotFound {
+		t.Errorf("missing file through observer: code %v (%v), want NotFound", gcerrors.Code(err), err)
+	}
+	ra, _, err := newReaderAt(ctx, b, "_delta_log/00000000000000000001.json", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ra.ReadAt(make([]byte, 3), 1); err != nil {
+		t.Fatal(err)
+	}
+	want := []call{{"list", false}, {"get", false}, {"get", true}, {"get", false}, {"get", false}}
+	if diff := cmp.Diff(want, calls, cmp.AllowUnexported(call{})); diff != "" {
+		t.Errorf("observed calls (-want +got):\n%s", diff)
+	}
+}
+
+func TestOpenBucketErrors(t *testing.T) {
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		url, wantErr string
+	}{
+		{"ftp://x/y", "unsupported URL scheme"},
+		{"s3:///path", "names no bucket"},
+		{"file://host/x", "has a host"},
+		{file, "not a directory"},
+		{filepath.Join(t.TempDir(), "missing"), "no such file"},
+		{"azblob://c/t?protocol=http", "storage_account"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.url, func(t *testing.T) {
+			creds := Credentials{}
+			if strings.HasPrefix(tc.url, "azblob") {
+				creds.AzureSASToken = "sv=x&sig=y"
+			}
+			b, _, err := openBucket(ctx, tc.url, creds)
+			if err == nil {
+				b.Close()
+				t.Fatalf("openBucket(%q) succeeded, want error containing %q", tc.url, tc.wantErr)
+			}
+			if !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("openBucket(%q) error %q, want it to contain %q", tc.url, err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	tests := map[string]string{
+		"/data/t":                             "/data/t",
+		"s3://b/t?endpoint=http://x&region=r": "s3://b/t",
+		"azblob://c/t?sig=secret":             "azblob://c/t",
+		"gs://user:pw@b/t":                    "gs://b/t",
+		"file:///tmp/x":                       "file:///tmp/x",
+	}
+	for in, want := range tests {
+		if got := redactURL(in); got != want {
+			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

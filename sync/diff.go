@@ -1,0 +1,388 @@
+package sync
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/deltasync/deltasync/catalog"
+)
+
+// LogState is what a table's Delta log says, the desired side of a Diff.
+type LogState struct {
+	Version         int64
+	CommitTimestamp int64 // ms
+	// Protocol is the log's protocol action in the Delta API model.
+	Protocol catalog.Protocol
+	// SchemaString, PartitionColumns, Configuration and Description are
+	// the metaData action's fields.
+	SchemaString     string
+	PartitionColumns []string
+	Configuration    map[string]string
+	Description      string
+	// Clustering is the delta.clustering domain's column paths; nil when
+	// the table is not clustered.
+	Clustering [][]string
+	// Location is where the log was read (the catalog's location).
+	Location string
+}
+
+// Record is what Unity Catalog records for a table, the live side of a Diff.
+type Record struct {
+	Name catalog.TableName
+	// Table is the Delta API loadTable answer.
+	Table catalog.LoadTableResponse
+	// Comment is the classic TableInfo.comment (the Delta API has none).
+	Comment string
+	// StorageLocation is the classic TableInfo.storage_location ("" if unknown).
+	StorageLocation string
+}
+
+// Managed reports whether the catalog owns the table (MANAGED or
+// catalog-managed): such tables are watch-only.
+func (r *Record) Managed() bool {
+	return strings.EqualFold(r.Table.Metadata.TableType, catalog.TableTypeManaged) || r.Table.Metadata.CatalogManaged()
+}
+
+// DiffOptions tunes the comparison.
+type DiffOptions struct {
+	// IgnoreProperties are keys (path.Match globs) never compared or synced.
+	IgnoreProperties []string
+}
+
+// Plan is the typed difference between a table's log and its catalog
+// record, field by field. A nil field means "no difference". It is the
+// result of Diff; Updates turns it into the updateTable actions that fix it.
+type Plan struct {
+	Table        string              `json:"table"`
+	Schema       *SchemaChange       `json:"schema,omitempty"`
+	Partitioning *PartitioningChange `json:"partitioning,omitempty"`
+	Clustering   *ClusteringChange   `json:"clustering,omitempty"`
+	Protocol     *ProtocolChange     `json:"protocol,omitempty"`
+	Properties   *PropertiesChange   `json:"properties,omitempty"`
+	Comment      *ValueChange        `json:"comment,omitempty"`
+	Location     *ValueChange        `json:"location,omitempty"`
+	Version      *VersionChange      `json:"version,omitempty"`
+	// Unsupported lists log types the catalog cannot store ("path: type");
+	// such a table is flagged, never synced.
+	Unsupported []string `json:"unsupported,omitempty"`
+	// Problems are comparisons that could not be made (e.g. an unparseable
+	// schemaString); the table's status is then Unknown.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// SchemaChange: the catalog's columns differ from the log's schema.
+type SchemaChange struct {
+	Log     catalog.StructType `json:"-"`
+	Catalog catalog.StructType `json:"-"`
+	// Details are human-readable per-column differences.
+	Details []string `json:"details"`
+}
+
+// PartitioningChange: the partition columns differ.
+type PartitioningChange struct {
+	Log     []string `json:"log"`
+	Catalog []string `json:"catalog"`
+}
+
+// ClusteringChange: the clustering columns differ (nil = not clustered).
+type ClusteringChange struct {
+	Log     [][]string `json:"log"`
+	Catalog [][]string `json:"catalog"`
+}
+
+// ProtocolChange: protocol versions or the set of features differ.
+type ProtocolChange struct {
+	Log     catalog.Protocol  `json:"log"`
+	Catalog *catalog.Protocol `json:"catalog"` // nil when the catalog holds no readable protocol
+}
+
+// PropertiesChange: configuration keys to set (changed or added in the log)
+// and to remove (gone from the log). Derived and ignored keys never appear.
+type PropertiesChange struct {
+	Set    map[string]string `json:"set,omitempty"`
+	Remove []string          `json:"remove,omitempty"`
+	// Catalog holds the catalog's values of the keys in Set, where present.
+	Catalog map[string]string `json:"catalog,omitempty"`
+}
+
+// ValueChange: a single string differs.
+type ValueChange struct {
+	Log     string `json:"log"`
+	Catalog string `json:"catalog"`
+}
+
+// VersionChange: the catalog's watermark (delta.lastUpdateVersion) is not
+// the log version.
+type VersionChange struct {
+	Log            int64  `json:"log"`
+	LogTimestampMs int64  `json:"log_timestamp_ms"`
+	Catalog        *int64 `json:"catalog"`
+}
+
+// Kinds lists the kinds of difference in a fixed order.
+func (p Plan) Kinds() []Kind {
+	var k []Kind
+	add := func(ok bool, kind Kind) {
+		if ok {
+			k = append(k, kind)
+		}
+	}
+	add(p.Schema != nil, KindSchema)
+	add(p.Partitioning != nil, KindPartitioning)
+	add(p.Clustering != nil, KindClustering)
+	add(p.Protocol != nil, KindProtocol)
+	add(p.Properties != nil, KindProperties)
+	add(p.Comment != nil, KindComment)
+	add(p.Location != nil, KindLocation)
+	add(p.Version != nil, KindVersion)
+	return k
+}
+
+// MetadataDrift reports whether anything but the version watermark differs.
+func (p Plan) MetadataDrift() bool {
+	return p.Schema != nil || p.Partitioning != nil || p.Clustering != nil || p.Protocol != nil ||
+		p.Properties != nil || p.Comment != nil || p.Location != nil
+}
+
+// Empty reports whether log and catalog agree completely.
+func (p Plan) Empty() bool {
+	return !p.MetadataDrift() && p.Version == nil && len(p.Unsupported) == 0 && len(p.Problems) == 0
+}
+
+// Diff compares a table's log with its catalog record. It is pure and
+// deterministic: server-derived keys and representation differences the
+// server introduces (kebab vs camel schema JSON, reader/writer feature
+// merging, location spelling, absent vs empty comment) are normalised away
+// first, so a faithfully registered table always yields an empty Plan.
+func Diff(log LogState, rec Record, opts DiffOptions) Plan {
+	md := rec.Table.Metadata
+	p := Plan{Table: rec.Name.String()}
+	p.Schema, p.Unsupported, p.Problems = diffSchema(log.SchemaString, md.Columns)
+	if !slices.Equal(nonNil(log.PartitionColumns), nonNil(md.PartitionColumns)) {
+		p.Partitioning = &PartitioningChange{Log: nonNil(log.PartitionColumns), Catalog: nonNil(md.PartitionColumns)}
+	}
+	catClustering, err := clusteringFromProperties(md.Properties)
+	if err != nil {
+		p.Problems = append(p.Problems, err.Error())
+	} else if !equalClustering(log.Clustering, catClustering) {
+		p.Clustering = &ClusteringChange{Log: log.Clustering, Catalog: catClustering}
+	}
+	p.Protocol = diffProtocol(log.Protocol, md.Properties)
+	p.Properties = diffProperties(log.Configuration, md.Properties, opts.IgnoreProperties)
+	if log.Description != rec.Comment {
+		p.Comment = &ValueChange{Log: log.Description, Catalog: rec.Comment}
+	}
+	if log.Location != "" && NormalizeLocation(log.Location) != NormalizeLocation(md.Location) {
+		p.Location = &ValueChange{Log: log.Location, Catalog: md.Location}
+	} else if rec.StorageLocation != "" && NormalizeLocation(rec.StorageLocation) != NormalizeLocation(md.Location) {
+		p.Location = &ValueChange{Log: md.Location, Catalog: rec.StorageLocation}
+	}
+	if !rec.Managed() && (md.LastCommitVersion == nil || *md.LastCommitVersion != log.Version) {
+		p.Version = &VersionChange{Log: log.Version, LogTimestampMs: log.CommitTimestamp, Catalog: md.LastCommitVersion}
+	}
+	return p
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// diffSchema compares the log's schemaString with the catalog's columns in
+// the catalog model, by canonical JSON (maps sorted, numbers as written).
+func diffSchema(schemaString string, cat catalog.StructType) (*SchemaChange, []string, []string) {
+	want, err := catalog.ColumnsFromSchemaString(schemaString)
+	if err != nil {
+		return nil, nil, []string{fmt.Sprintf("log schemaString: %v", err)}
+	}
+	unsupported := catalog.UnsupportedTypes(want)
+	wantJSON, err1 := json.Marshal(want)
+	catJSON, err2 := json.Marshal(cat)
+	if err1 != nil || err2 != nil {
+		return nil, unsupported, []string{fmt.Sprintf("schema: cannot encode: %v %v", err1, err2)}
+	}
+	if bytes.Equal(wantJSON, catJSON) {
+		return nil, unsupported, nil
+	}
+	return &SchemaChange{Log: want, Catalog: cat, Details: schemaDetails(want, cat)}, unsupported, nil
+}
+
+// schemaDetails describes top-level column differences for people.
+func schemaDetails(log, cat catalog.StructType) []string {
+	enc := func(f catalog.StructField) string {
+		b, _ := json.Marshal(catalog.StructType{Fields: []catalog.StructField{f}})
+		return string(b)
+	}
+	catByName := map[string]catalog.StructField{}
+	for _, f := range cat.Fields {
+		catByName[f.Name] = f
+	}
+	var out []string
+	logNames := map[string]bool{}
+	for i, f := range log.Fields {
+		logNames[f.Name] = true
+		c, ok := catByName[f.Name]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("add column %q", f.Name))
+		case enc(f) != enc(c):
+			out = append(out, fmt.Sprintf("change column %q", f.Name))
+		case i >= len(cat.Fields) || cat.Fields[i].Name != f.Name:
+			out = append(out, fmt.Sprintf("move column %q to position %d", f.Name, i))
+		}
+	}
+	for _, f := range cat.Fields {
+		if !logNames[f.Name] {
+			out = append(out, fmt.Sprintf("drop column %q", f.Name))
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, "column encoding differs")
+	}
+	return out
+}
+
+// clusteringFromProperties reads the server's projection of the
+// delta.clustering domain (stored as "clusteringColumns"; the spec's name
+// "delta.clusteringColumns" is accepted too).
+func clusteringFromProperties(props map[string]string) ([][]string, error) {
+	for _, key := range []string{"clusteringColumns", "delta.clusteringColumns"} {
+		v, ok := props[key]
+		if !ok {
+			continue
+		}
+		var cols [][]string
+		if err := json.Unmarshal([]byte(v), &cols); err != nil {
+			return nil, fmt.Errorf("catalog property %s=%q: not a JSON list of column paths", key, v)
+		}
+		return cols, nil
+	}
+	return nil, nil
+}
+
+func equalClustering(a, b [][]string) bool {
+	if len(a) != len(b) {
+		return false // nil and [] are both "not clustered": len 0 == len 0
+	}
+	for i := range a {
+		if !slices.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// diffProtocol compares versions and the SET of features: the server keeps
+// only reader ∪ writer as delta.feature.* keys.
+func diffProtocol(want catalog.Protocol, props map[string]string) *ProtocolChange {
+	cat, err := catalog.ProtocolFromProperties(props)
+	if err != nil {
+		return &ProtocolChange{Log: want}
+	}
+	if cat.MinReaderVersion == want.MinReaderVersion && cat.MinWriterVersion == want.MinWriterVersion &&
+		slices.Equal(featureSet(want), featureSet(cat)) {
+		return nil
+	}
+	return &ProtocolChange{Log: want, Catalog: &cat}
+}
+
+func featureSet(p catalog.Protocol) []string {
+	var all []string
+	all = append(all, p.ReaderFeatures...)
+	all = append(all, p.WriterFeatures...)
+	sort.Strings(all)
+	return slices.Compact(all)
+}
+
+// ignoredProperty reports keys never compared: server-derived keys and the
+// user's ignore globs.
+func ignoredProperty(key string, ignore []string) bool {
+	if catalog.IsDerivedProperty(key) {
+		return true
+	}
+	for _, g := range ignore {
+		if ok, _ := path.Match(g, key); ok || g == key {
+			return true
+		}
+	}
+	return false
+}
+
+func diffProperties(log, cat map[string]string, ignore []string) *PropertiesChange {
+	ch := &PropertiesChange{}
+	for k, v := range log {
+		if ignoredProperty(k, ignore) {
+			continue
+		}
+		if cv, ok := cat[k]; !ok || cv != v {
+			if ch.Set == nil {
+				ch.Set = map[string]string{}
+			}
+			ch.Set[k] = v
+			if ok {
+				if ch.Catalog == nil {
+					ch.Catalog = map[string]string{}
+				}
+				ch.Catalog[k] = cv
+			}
+		}
+	}
+	for k := range cat {
+		if _, ok := log[k]; !ok && !ignoredProperty(k, ignore) {
+			ch.Remove = append(ch.Remove, k)
+		}
+	}
+	sort.Strings(ch.Remove)
+	if ch.Set == nil && ch.Remove == nil {
+		return nil
+	}
+	return ch
+}
+
+// NormalizeLocation spells a table location the way the server stores it:
+// trailing slashes stripped, repeated slashes after the scheme collapsed,
+// and local paths ("/data/t", "file:/data/t", "file:///data/t") as file:///….
+func NormalizeLocation(loc string) string {
+	loc = strings.TrimSpace(loc)
+	scheme, rest, ok := strings.Cut(loc, ":")
+	if !ok || strings.Contains(scheme, "/") || len(scheme) < 2 {
+		scheme, rest = "file", loc // plain path (or Windows drive letter)
+	}
+	scheme = strings.ToLower(scheme)
+	if scheme == "file" {
+		rest = "/" + strings.TrimLeft(rest, "/")
+		rest = collapseSlashes(rest)
+		rest = strings.TrimRight(rest, "/")
+		if rest == "" {
+			rest = "/"
+		}
+		return "file://" + rest
+	}
+	rest = strings.TrimPrefix(rest, "//")
+	host, p, _ := strings.Cut(rest, "/")
+	p = strings.TrimRight(collapseSlashes("/"+p), "/")
+	return scheme + "://" + host + p
+}
+
+func collapseSlashes(s string) string {
+	for strings.Contains(s, "//") {
+		s = strings.ReplaceAll(s, "//", "/")
+	}
+	return s
+}
+
+// formatVersion renders an optional version for text output.
+func formatVersion(v *int64) string {
+	if v == nil {
+		return "none"
+	}
+	return strconv.FormatInt(*v, 10)
+}

@@ -1,0 +1,193 @@
+package sync
+
+import (
+	"maps"
+	"testing"
+
+	"github.com/deltasync/deltasync/catalog"
+	"github.com/google/go-cmp/cmp"
+)
+
+const testSchema = `{"type":"struct","fields":[{"name":"id","type":"long","nullable":false,"metadata":{"delta.columnMapping.id":1,"delta.columnMapping.physicalName":"col-1","comment":"key"}},{"name":"tags","type":{"type":"array","elementType":"string","containsNull":true},"nullable":true,"metadata":{}},{"name":"part","type":"string","nullable":true,"metadata":{}}]}`
+
+func testLog() LogState {
+	return LogState{
+		Version: 7, CommitTimestamp: 1700000000000,
+		Protocol: catalog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
+			ReaderFeatures: []string{"columnMapping", "deletionVectors"},
+			WriterFeatures: []string{"columnMapping", "deletionVectors", "appendOnly", "clustering", "domainMetadata"}},
+		SchemaString:     testSchema,
+		PartitionColumns: []string{"part"},
+		Configuration:    map[string]string{"delta.columnMapping.mode": "name", "owner.team": "sales"},
+		Description:      "orders",
+		Clustering:       [][]string{{"col-1"}},
+		Location:         "/data/orders/",
+	}
+}
+
+// faithful builds the record a spec-faithful server holds after registering
+// log and recording its version.
+func faithful(t *testing.T, log LogState) Record {
+	t.Helper()
+	cols, err := catalog.ColumnsFromSchemaString(log.SchemaString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := maps.Clone(log.Configuration)
+	maps.Copy(props, catalog.ProtocolProperties(log.Protocol))
+	if log.Clustering != nil {
+		props["clusteringColumns"] = `[["col-1"]]`
+	}
+	props["delta.lastUpdateVersion"] = "7"
+	props["delta.lastCommitTimestamp"] = "1700000000000"
+	props["delta.rowTracking.rowIdHighWaterMark"] = "99"
+	v := log.Version
+	return Record{
+		Name: catalog.TableName{Catalog: "main", Schema: "sales", Table: "orders"},
+		Table: catalog.LoadTableResponse{Metadata: catalog.TableMetadata{
+			Etag: "e1", TableType: "EXTERNAL", TableUUID: "u1", Location: "file:///data/orders",
+			Columns: cols, PartitionColumns: log.PartitionColumns, Properties: props, LastCommitVersion: &v,
+		}},
+		Comment:         log.Description,
+		StorageLocation: "file:///data/orders",
+	}
+}
+
+func TestDiffInSync(t *testing.T) {
+	log := testLog()
+	p := Diff(log, faithful(t, log), DiffOptions{})
+	if !p.Empty() {
+		t.Fatalf("faithful record shows drift: %+v", p)
+	}
+	if u := p.Updates(log); u != nil {
+		t.Fatalf("Updates of an empty plan = %v", u)
+	}
+}
+
+func TestDiffDrift(t *testing.T) {
+	v := func(n int64) *int64 { return &n }
+	tests := []struct {
+		name    string
+		mutate  func(*Record)
+		opts    DiffOptions
+		kinds   []Kind
+		actions []string
+	}{
+		{"comment", func(r *Record) { r.Comment = "" }, DiffOptions{},
+			[]Kind{KindComment}, []string{"set-table-comment", "update-metadata-snapshot-version"}},
+		{"column added in log", func(r *Record) { r.Table.Metadata.Columns.Fields = r.Table.Metadata.Columns.Fields[:2] },
+			DiffOptions{}, []Kind{KindSchema}, []string{"set-columns", "update-metadata-snapshot-version"}},
+		{"nullability", func(r *Record) { r.Table.Metadata.Columns.Fields[1].Nullable = false },
+			DiffOptions{}, []Kind{KindSchema}, []string{"set-columns", "update-metadata-snapshot-version"}},
+		{"field metadata", func(r *Record) { r.Table.Metadata.Columns.Fields[0].Metadata = map[string]any{} },
+			DiffOptions{}, []Kind{KindSchema}, []string{"set-columns", "update-metadata-snapshot-version"}},
+		{"partitioning", func(r *Record) { r.Table.Metadata.PartitionColumns = nil }, DiffOptions{},
+			[]Kind{KindPartitioning}, []string{"set-partition-columns", "update-metadata-snapshot-version"}},
+		{"property changed and extra", func(r *Record) {
+			r.Table.Metadata.Properties["owner.team"] = "hr"
+			r.Table.Metadata.Properties["stale"] = "x"
+		}, DiffOptions{}, []Kind{KindProperties},
+			[]string{"set-properties", "remove-properties", "update-metadata-snapshot-version"}},
+		{"ignored property", func(r *Record) { r.Table.Metadata.Properties["spark.sql.x"] = "1" },
+			DiffOptions{IgnoreProperties: []string{"spark.*"}}, nil, nil},
+		{"derived keys never compared", func(r *Record) {
+			r.Table.Metadata.Properties["delta.rowTracking.rowIdHighWaterMark"] = "1000"
+			r.Table.Metadata.Properties["delta.lastCommitTimestamp"] = "1"
+		}, DiffOptions{}, nil, nil},
+		{"protocol feature missing", func(r *Record) { delete(r.Table.Metadata.Properties, "delta.feature.appendOnly") },
+			DiffOptions{}, []Kind{KindProtocol}, []string{"set-protocol", "update-metadata-snapshot-version"}},
+		{"protocol version", func(r *Record) { r.Table.Metadata.Properties["delta.minReaderVersion"] = "2" },
+			DiffOptions{}, []Kind{KindProtocol}, []string{"set-protocol", "update-metadata-snapshot-version"}},
+		{"clustering gone from catalog", func(r *Record) { delete(r.Table.Metadata.Properties, "clusteringColumns") },
+			DiffOptions{}, []Kind{KindClustering}, []string{"set-domain-metadata", "update-metadata-snapshot-version"}},
+		{"clustering via spec key", func(r *Record) {
+			delete(r.Table.Metadata.Properties, "clusteringColumns")
+			r.Table.Metadata.Properties["delta.clusteringColumns"] = `[["col-1"]]`
+		}, DiffOptions{}, nil, nil},
+		{"location", func(r *Record) { r.Table.Metadata.Location = "s3://b/orders" }, DiffOptions{},
+			[]Kind{KindLocation}, []string{"update-metadata-snapshot-version"}},
+		{"watermark behind", func(r *Record) { r.Table.Metadata.LastCommitVersion = v(3) }, DiffOptions{},
+			[]Kind{KindVersion}, []string{"update-metadata-snapshot-version"}},
+		{"watermark absent", func(r *Record) { r.Table.Metadata.LastCommitVersion = nil }, DiffOptions{},
+			[]Kind{KindVersion}, []string{"update-metadata-snapshot-version"}},
+		{"managed: no watermark compare", func(r *Record) {
+			r.Table.Metadata.TableType = "MANAGED"
+			r.Table.Metadata.LastCommitVersion = v(0)
+		}, DiffOptions{}, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			log := testLog()
+			rec := faithful(t, log)
+			tt.mutate(&rec)
+			p := Diff(log, rec, tt.opts)
+			if diff := cmp.Diff(tt.kinds, p.Kinds()); diff != "" {
+				t.Errorf("kinds (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.actions, nilIfEmpty(actionNames(p.Updates(log)))); diff != "" {
+				t.Errorf("actions (-want +got):\n%s", diff)
+			}
+			// Pure and deterministic: the same inputs give the same plan.
+			if diff := cmp.Diff(p, Diff(log, rec, tt.opts)); diff != "" {
+				t.Errorf("Diff not deterministic:\n%s", diff)
+			}
+		})
+	}
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+func TestDiffUpdatesCarryLogValues(t *testing.T) {
+	log := testLog()
+	rec := faithful(t, log)
+	rec.Table.Metadata.Properties["owner.team"] = "hr"
+	rec.Table.Metadata.Properties["stale"] = "x"
+	delete(rec.Table.Metadata.Properties, "clusteringColumns")
+	log.Clustering = nil
+	rec.Table.Metadata.Properties["clusteringColumns"] = `[["a"]]`
+	got := Diff(log, rec, DiffOptions{}).Updates(log)
+	want := []catalog.Update{
+		catalog.SetProperties{Updates: map[string]string{"owner.team": "sales"}},
+		catalog.RemoveProperties{Removals: []string{"stale"}},
+		catalog.RemoveDomainMetadata{Domains: []string{"delta.clustering"}},
+		catalog.UpdateMetadataSnapshotVersion{LastCommitVersion: 7, LastCommitTimestampMs: 1700000000000},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("updates (-want +got):\n%s", diff)
+	}
+}
+
+func TestDiffUnsupportedAndProblems(t *testing.T) {
+	log := testLog()
+	rec := faithful(t, log)
+	log.SchemaString = `{"type":"struct","fields":[{"name":"v","type":"void","nullable":true,"metadata":{}}]}`
+	p := Diff(log, rec, DiffOptions{})
+	if diff := cmp.Diff([]string{"v: void"}, p.Unsupported); diff != "" {
+		t.Errorf("unsupported (-want +got):\n%s", diff)
+	}
+	log.SchemaString = `{not json`
+	if p := Diff(log, rec, DiffOptions{}); len(p.Problems) == 0 || p.Empty() {
+		t.Errorf("bad schemaString: want a problem, got %+v", p)
+	}
+}
+
+func TestNormalizeLocation(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"/data/t/", "file:///data/t"},
+		{"file:/data/t", "file:///data/t"},
+		{"file:///data//t//", "file:///data/t"},
+		{"s3://bucket/a/b/", "s3://bucket/a/b"},
+		{"S3://bucket//a", "s3://bucket/a"},
+		{"abfss://c@acct.dfs.core.windows.net/t", "abfss://c@acct.dfs.core.windows.net/t"},
+	}
+	for _, tt := range tests {
+		if got := NormalizeLocation(tt.in); got != tt.want {
+			t.Errorf("NormalizeLocation(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package sync
+
+import (
+	"github.com/deltasync/deltasync/catalog"
+)
+
+// Updates returns exactly the updateTable actions that make the catalog
+// match the log: one action per differing aspect, plus
+// update-metadata-snapshot-version with the log's version and commit time
+// whenever anything differs. It returns nil for an empty plan (every action
+// rolls the etag on the server, even a no-op, so nothing is sent then).
+// Location and unsupported types are never "fixed": callers flag them.
+func (p Plan) Updates(log LogState) []catalog.Update {
+	if !p.MetadataDrift() && p.Version == nil {
+		return nil
+	}
+	var u []catalog.Update
+	if p.Schema != nil {
+		u = append(u, catalog.SetColumns{Columns: p.Schema.Log})
+	}
+	if p.Partitioning != nil {
+		u = append(u, catalog.SetPartitionColumns{Columns: nonNil(p.Partitioning.Log)})
+	}
+	if p.Protocol != nil {
+		u = append(u, catalog.SetProtocol{Protocol: p.Protocol.Log})
+	}
+	if p.Properties != nil {
+		if len(p.Properties.Set) > 0 {
+			u = append(u, catalog.SetProperties{Updates: p.Properties.Set})
+		}
+		if len(p.Properties.Remove) > 0 {
+			u = append(u, catalog.RemoveProperties{Removals: p.Properties.Remove})
+		}
+	}
+	if p.Clustering != nil {
+		if len(p.Clustering.Log) > 0 {
+			cols := p.Clustering.Log
+			u = append(u, catalog.SetDomainMetadata{Clustering: &cols})
+		} else {
+			u = append(u, catalog.RemoveDomainMetadata{Domains: []string{catalog.DomainClustering}})
+		}
+	}
+	if p.Comment != nil {
+		u = append(u, catalog.SetTableComment{Comment: p.Comment.Log})
+	}
+	u = append(u, catalog.UpdateMetadataSnapshotVersion{LastCommitVersion: log.Version, LastCommitTimestampMs: log.CommitTimestamp})
+	return u
+}
+
+// actionNames lists the wire action names of updates, for logs and reports.
+func actionNames(us []catalog.Update) []string {
+	out := make([]string, 0, len(us))
+	for _, u := range us {
+		out = append(out, u.Action())
+	}
+	return out
+}

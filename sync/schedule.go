@@ -1,0 +1,48 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// Schedule says when the next cycle starts.
+type Schedule = cron.Schedule
+
+// ParseSchedule accepts "@every 1m", the cron descriptors (@hourly, ...)
+// and standard five-field cron expressions.
+func ParseSchedule(spec string) (Schedule, error) {
+	s, err := cron.ParseStandard(spec)
+	if err != nil {
+		return nil, fmt.Errorf("schedule %q: %w", spec, err)
+	}
+	return s, nil
+}
+
+// Loop runs cycle once at once, then at every time sched yields, each start
+// delayed by a random jitter in [0, jitter). It returns when ctx is done,
+// never interrupting a running cycle: the cycle itself receives ctx and is
+// expected to finish the table in flight and return.
+func Loop(ctx context.Context, sched Schedule, jitter time.Duration, cycle func(context.Context)) error {
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		cycle(ctx)
+		now := time.Now()
+		next := sched.Next(now)
+		if jitter > 0 {
+			next = next.Add(rand.N(jitter))
+		}
+		t := time.NewTimer(next.Sub(now))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,321 @@
+package uctest
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// createRequest is DeltaCreateTableRequest.
+type createRequest struct {
+	Name             *string           `json:"name"`
+	Location         *string           `json:"location"`
+	TableType        *string           `json:"table-type"`
+	Comment          *string           `json:"comment"`
+	Columns          json.RawMessage   `json:"columns"`
+	PartitionColumns []string          `json:"partition-columns"`
+	Protocol         *wireProtocol     `json:"protocol"`
+	Properties       map[string]string `json:"properties"`
+	DomainMetadata   json.RawMessage   `json:"domain-metadata"`
+	LastCommitTsMs   *int64            `json:"last-commit-timestamp-ms"`
+	Uniform          map[string]any    `json:"uniform"`
+}
+
+// domainUpdates is DeltaDomainMetadataUpdates.
+type domainUpdates struct {
+	Clustering  *[][]string // delta.clustering.clusteringColumns
+	RowTracking *int64      // delta.rowTracking.rowIdHighWaterMark
+}
+
+const (
+	domainClustering  = "delta.clustering"
+	domainRowTracking = "delta.rowTracking"
+)
+
+func parseDomainUpdates(raw json.RawMessage, what string) (domainUpdates, *apiError) {
+	var du domainUpdates
+	var m map[string]json.RawMessage
+	if len(raw) == 0 || string(raw) == "null" {
+		return du, invalid("%s requires domain metadata updates", what)
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return du, invalid("%s: invalid domain metadata: %v", what, err)
+	}
+	for _, k := range sortedKeys(m) {
+		v := m[k]
+		switch k {
+		case domainClustering:
+			var c struct {
+				ClusteringColumns *[][]string `json:"clusteringColumns"`
+			}
+			if err := json.Unmarshal(v, &c); err != nil || c.ClusteringColumns == nil {
+				return du, invalid("%s: delta.clustering requires clusteringColumns", what)
+			}
+			du.Clustering = c.ClusteringColumns
+		case domainRowTracking:
+			var rt struct {
+				HWM *int64 `json:"rowIdHighWaterMark"`
+			}
+			if err := json.Unmarshal(v, &rt); err != nil || rt.HWM == nil {
+				return du, invalid("%s: delta.rowTracking requires rowIdHighWaterMark", what)
+			}
+			du.RowTracking = rt.HWM
+		default:
+			return du, invalid("Unknown domain in %s: %s", what, k)
+		}
+	}
+	if du.Clustering == nil && du.RowTracking == nil {
+		return du, invalid("%s requires at least one domain entry", what)
+	}
+	return du, nil
+}
+
+// applyDomains writes the domain projection (§4.6) into props.
+func (s *Server) applyDomains(props map[string]string, du domainUpdates) {
+	if du.Clustering != nil {
+		cols := *du.Clustering
+		if cols == nil {
+			cols = [][]string{}
+		}
+		b, _ := json.Marshal(cols)
+		props[s.cfg.clusteringKey] = string(b)
+	}
+	if du.RowTracking != nil {
+		props["delta.rowTracking.rowIdHighWaterMark"] = strconv.FormatInt(*du.RowTracking, 10)
+	}
+}
+
+// applyProtocol replaces the protocol projection in props (§4.2 step 2).
+func applyProtocol(props map[string]string, p *wireProtocol) {
+	for k := range props {
+		if strings.HasPrefix(k, "delta.feature.") {
+			delete(props, k)
+		}
+	}
+	props["delta.minReaderVersion"] = strconv.Itoa(*p.MinReaderVersion)
+	props["delta.minWriterVersion"] = strconv.Itoa(*p.MinWriterVersion)
+	for _, f := range p.ReaderFeatures {
+		props["delta.feature."+f] = "supported"
+	}
+	for _, f := range p.WriterFeatures {
+		props["delta.feature."+f] = "supported"
+	}
+}
+
+func checkProtocol(p *wireProtocol, what string) *apiError {
+	if p == nil {
+		return invalid("%s requires a protocol", what)
+	}
+	if p.MinReaderVersion == nil {
+		return invalid("%s: protocol.min-reader-version is required", what)
+	}
+	if p.MinWriterVersion == nil {
+		return invalid("%s: protocol.min-writer-version is required", what)
+	}
+	return nil
+}
+
+// checkContract is the catalog-managed contract (§4.5). hasClustering and
+// hasRowTracking say whether the table carries those domains.
+func checkContract(p *wireProtocol, props map[string]string, hasClustering, hasRowTracking bool) *apiError {
+	for _, f := range p.ReaderFeatures {
+		if !slices.Contains(p.WriterFeatures, f) {
+			return invalid("Reader feature %s must also be a writer feature", f)
+		}
+	}
+	if *p.MinReaderVersion < 3 || *p.MinWriterVersion < 7 {
+		return invalid("Catalog-managed tables require min-reader-version >= 3 and min-writer-version >= 7, got %d/%d", *p.MinReaderVersion, *p.MinWriterVersion)
+	}
+	for _, f := range requiredReaderFeatures {
+		if !slices.Contains(p.ReaderFeatures, f) {
+			return invalid("Missing required reader feature: %s", f)
+		}
+	}
+	for _, f := range requiredWriterFeatures {
+		if !slices.Contains(p.WriterFeatures, f) {
+			return invalid("Missing required writer feature: %s", f)
+		}
+	}
+	if err := checkDomainFeatures(p.WriterFeatures, hasClustering, hasRowTracking); err != nil {
+		return err
+	}
+	for _, kv := range requiredProperties {
+		if props[kv[0]] != kv[1] {
+			return invalid("Property %s must be %s, got %q", kv[0], kv[1], props[kv[0]])
+		}
+	}
+	if strings.TrimSpace(props["io.unitycatalog.tableId"]) == "" {
+		return invalid("Property io.unitycatalog.tableId is required")
+	}
+	return nil
+}
+
+func checkDomainFeatures(writerFeatures []string, hasClustering, hasRowTracking bool) *apiError {
+	if hasClustering && !slices.Contains(writerFeatures, "clustering") {
+		return invalid("delta.clustering domain metadata requires the clustering writer feature")
+	}
+	if hasRowTracking && !slices.Contains(writerFeatures, "rowTracking") {
+		return invalid("delta.rowTracking domain metadata requires the rowTracking writer feature")
+	}
+	return nil
+}
+
+// featuresFromProps lists the delta.feature.* keys (reader and writer merged).
+func featuresFromProps(props map[string]string) []string {
+	var fs []string
+	for k, v := range props {
+		if f, ok := strings.CutPrefix(k, "delta.feature."); ok && v == "supported" {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
+// resolvePartitions checks partition names against cols (case-insensitive,
+// no duplicates) and returns them spelled as the columns are.
+func resolvePartitions(cols StructType, parts []string) ([]string, *apiError) {
+	out := make([]string, 0, len(parts))
+	seen := map[string]bool{}
+	for _, p := range parts {
+		i := cols.fieldIndex(p)
+		if i < 0 {
+			return nil, invalid("partition-columns references unknown column: %s", p)
+		}
+		low := strings.ToLower(p)
+		if seen[low] {
+			return nil, invalid("partition-columns has a duplicate column: %s", p)
+		}
+		seen[low] = true
+		out = append(out, cols.Fields[i].Name)
+	}
+	return out, nil
+}
+
+func parseColumns(raw json.RawMessage) (StructType, *apiError) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return StructType{}, invalid("columns is required.")
+	}
+	v, err := decodeAny(raw)
+	if err != nil {
+		return StructType{}, invalid("Invalid columns: %v", err)
+	}
+	st, err := parseStruct(v, "columns", kebab)
+	if err != nil {
+		return StructType{}, invalid("%s", err.Error())
+	}
+	return st, nil
+}
+
+func (s *Server) handleCreateTable(w http.ResponseWriter, r *http.Request) {
+	var req createRequest
+	if err := json.Unmarshal(mustBody(r), &req); err != nil {
+		writeError(w, r, invalid("Invalid request body: %v", err))
+		return
+	}
+	t, aerr := s.createTable(r.PathValue("catalog"), r.PathValue("schema"), &req)
+	if aerr != nil {
+		writeError(w, r, aerr)
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
+}
+
+func (s *Server) createTable(cat, sch string, req *createRequest) (map[string]any, *apiError) {
+	// Validation order: name, location, column shape, table-type, protocol,
+	// last-commit-timestamp-ms (§2.3).
+	if req.Name == nil || strings.TrimSpace(*req.Name) == "" {
+		return nil, invalid("name is required.")
+	}
+	if req.Location == nil || strings.TrimSpace(*req.Location) == "" {
+		return nil, invalid("location is required.")
+	}
+	cols, aerr := parseColumns(req.Columns)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if len(cols.Fields) == 0 {
+		return nil, invalid("columns requires at least one column.")
+	}
+	parts, aerr := resolvePartitions(cols, req.PartitionColumns)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if req.TableType == nil || (*req.TableType != "MANAGED" && *req.TableType != "EXTERNAL") {
+		return nil, invalid("table-type must be MANAGED or EXTERNAL.")
+	}
+	if aerr := checkProtocol(req.Protocol, "createTable"); aerr != nil {
+		return nil, aerr
+	}
+	if req.LastCommitTsMs == nil {
+		return nil, invalid("last-commit-timestamp-ms is required.")
+	}
+	var du domainUpdates
+	if len(req.DomainMetadata) > 0 && string(req.DomainMetadata) != "null" {
+		if du, aerr = parseDomainUpdates(req.DomainMetadata, "domain-metadata"); aerr != nil {
+			return nil, aerr
+		}
+	}
+	wantsIceberg := strings.Contains(strings.ToLower(req.Properties["delta.universalFormat.enabledFormats"]), "iceberg")
+	if wantsIceberg != (req.Uniform != nil) {
+		return nil, invalid("uniform is required if and only if delta.universalFormat.enabledFormats includes iceberg")
+	}
+	loc := normalizeLocation(*req.Location)
+	managed := *req.TableType == "MANAGED"
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sc, aerr := s.lookupSchema(cat, sch)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if _, taken := sc.tables[*req.Name]; taken {
+		return nil, errf(http.StatusConflict, "AlreadyExistsException", "TABLE_ALREADY_EXISTS", "Table already exists: %s.%s.%s", cat, sch, *req.Name)
+	}
+	props := map[string]string{}
+	for k, v := range req.Properties {
+		props[k] = v
+	}
+	id := newUUID()
+	var st *stagingEntry
+	if managed {
+		st = s.staging[loc]
+		if st == nil {
+			return nil, errf(http.StatusNotFound, "NoSuchTableException", "TABLE_NOT_FOUND", "Staging table not found: %s", loc)
+		}
+		if st.finalized {
+			return nil, invalid("Staging table %s has already been committed", st.id)
+		}
+		if aerr := checkContract(req.Protocol, props, du.Clustering != nil, du.RowTracking != nil); aerr != nil {
+			return nil, aerr
+		}
+		if props["io.unitycatalog.tableId"] != st.id {
+			return nil, invalid("io.unitycatalog.tableId must be the staging table id %s, got %q", st.id, props["io.unitycatalog.tableId"])
+		}
+		id = st.id
+	} else {
+		if bareRoot(loc) {
+			return nil, invalid("Location %s must not be a bare bucket root", loc)
+		}
+		if strings.HasPrefix(loc+"/", s.cfg.managedRoot+"/") || strings.HasPrefix(s.cfg.managedRoot+"/", loc+"/") {
+			return nil, invalid("Location %s overlaps managed storage", loc)
+		}
+	}
+	applyProtocol(props, req.Protocol)
+	s.applyDomains(props, du)
+	props["delta.lastCommitTimestamp"] = strconv.FormatInt(*req.LastCommitTsMs, 10)
+	props["delta.lastUpdateVersion"] = "0"
+	now := s.nowMs()
+	t := &Table{
+		Catalog: cat, Schema: sch, Name: *req.Name, UUID: id, Type: *req.TableType, Format: "DELTA",
+		Location: loc, Comment: req.Comment, Columns: cols, PartitionColumns: parts, Properties: props,
+		CreatedTime: now, UpdatedTime: now - 1, Uniform: req.Uniform,
+	}
+	s.touch(t)
+	if st != nil {
+		st.finalized = true
+	}
+	sc.tables[t.Name] = t
+	return s.loadResponse(t), nil
+}

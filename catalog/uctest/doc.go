@@ -1,0 +1,27 @@
+// Package uctest is an in-memory Unity Catalog server for tests and the demo.
+//
+// It speaks the classic REST API (snake_case, /api/2.1/unity-catalog/...) and
+// the UC Delta API (kebab-case, /api/2.1/unity-catalog/delta/v1/...) the way
+// the OSS server does at main@c9ed6b1, as summarised in
+// ../shared/docs/uc-delta-api.md §2–§7 and §9–§10: the same paths, status
+// codes, error envelopes, update-shape checks, canonical apply order,
+// EXTERNAL/MANAGED gating, commit rules and etag behaviour.
+//
+// Invariants:
+//   - It never imports package catalog: it has its own wire structs, so a bug
+//     in the client cannot hide behind the same bug in the server.
+//   - Unless WithoutSpecValidation is given, every request and response is
+//     validated against the API definitions (delta.yaml, all.yaml) with
+//     kin-openapi. A request the definitions forbid is answered 400 and
+//     recorded; a response that breaks them is recorded too (a test-server
+//     bug). Violations() must be empty at the end of a test (NewForTest
+//     checks it in t.Cleanup).
+//   - Etags are opaque: "uct." + base64url(sequence number). They roll on
+//     every metadata action listed in §4.4 even when nothing changes, and not
+//     on data-only add-commit / set-latest-backfilled-version.
+//   - All state sits behind one mutex; the server is safe for concurrent use.
+//
+// Where the spec and the real server disagree (§10) the server's behaviour is
+// the default; WithReplayConflict, WithFirstCommitV1 and WithClusteringKey
+// switch to the spec's reading.
+package uctest

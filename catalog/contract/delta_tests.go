@@ -325,7 +325,6 @@ func (h *harness) testShapeErrors(t *testing.T) {
 		deltaError(t, 404, "NoSuchTableException", "Table not found: "+h.catalog+"."+h.schema+".", "well-formed update of a missing table")
 }
 
-
 func (h *harness) testExternalGating(t *testing.T) {
 	md := h.createExternal(t, h.schema, "gating")
 	path := h.tablePath(h.schema, "gating")

@@ -1,0 +1,158 @@
+package deltalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Protocol is the protocol action, in the log's own JSON shape.
+type Protocol struct {
+	MinReaderVersion int      `json:"minReaderVersion"`
+	MinWriterVersion int      `json:"minWriterVersion"`
+	ReaderFeatures   []string `json:"readerFeatures,omitempty"`
+	WriterFeatures   []string `json:"writerFeatures,omitempty"`
+}
+
+// Format is metaData.format: the data file format and its options.
+type Format struct {
+	Provider string            `json:"provider"`
+	Options  map[string]string `json:"options"`
+}
+
+// Metadata is the metaData action, in the log's own JSON shape.
+type Metadata struct {
+	ID               string            `json:"id"`
+	Name             string            `json:"name,omitempty"`
+	Description      string            `json:"description,omitempty"`
+	Format           Format            `json:"format"`
+	SchemaString     string            `json:"schemaString"`
+	PartitionColumns []string          `json:"partitionColumns"`
+	Configuration    map[string]string `json:"configuration"`
+	CreatedTime      *int64            `json:"createdTime,omitempty"`
+}
+
+// domainAction is a domainMetadata action.
+type domainAction struct {
+	Domain        string `json:"domain"`
+	Configuration string `json:"configuration"`
+	Removed       bool   `json:"removed"`
+}
+
+// fileActions are the actions of one log file that deltalog cares about.
+// add, remove and every other action are skipped without being decoded.
+type fileActions struct {
+	protocol    *Protocol
+	rawProtocol json.RawMessage // the action exactly as written
+	metadata    *Metadata
+	rawMetadata json.RawMessage
+	timestamp   *int64 // commitInfo.timestamp
+	ict         *int64 // commitInfo.inCommitTimestamp
+	domains     []domainAction
+}
+
+// actionLine is the shape one JSON line is decoded into.
+type actionLine struct {
+	Protocol       json.RawMessage `json:"protocol"`
+	MetaData       json.RawMessage `json:"metaData"`
+	CommitInfo     json.RawMessage `json:"commitInfo"`
+	DomainMetadata json.RawMessage `json:"domainMetadata"`
+}
+
+// lineError is a parse failure at a 1-based line of a JSON log file.
+type lineError struct {
+	Line int
+	Err  error
+}
+
+func (e *lineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *lineError) Unwrap() error { return e.Err }
+
+// parseActions parses newline-delimited JSON actions (a commit, staged
+// commit, compaction or v2 JSON checkpoint). Blank lines are skipped.
+// When a file holds several actions of one kind, the last one wins. A
+// malformed line returns a *lineError wrapping ErrCorrupt.
+func parseActions(data []byte) (*fileActions, error) {
+	fa := &fileActions{}
+	line := 0
+	for len(data) > 0 {
+		line++
+		var text []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			text, data = data[:i], data[i+1:]
+		} else {
+			text, data = data, nil
+		}
+		text = bytes.TrimSpace(text)
+		if len(text) == 0 {
+			continue
+		}
+		if err := fa.addLine(text); err != nil {
+			return nil, &lineError{Line: line, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)}
+		}
+	}
+	return fa, nil
+}
+
+// addLine decodes one action line into fa.
+func (fa *fileActions) addLine(text []byte) error {
+	if text[0] != '{' {
+		return fmt.Errorf("not a JSON object")
+	}
+	var l actionLine
+	if err := json.Unmarshal(text, &l); err != nil {
+		return err
+	}
+	if present(l.Protocol) {
+		var p Protocol
+		if err := json.Unmarshal(l.Protocol, &p); err != nil {
+			return fmt.Errorf("protocol: %v", err)
+		}
+		fa.protocol, fa.rawProtocol = &p, l.Protocol
+	}
+	if present(l.MetaData) {
+		var m Metadata
+		if err := json.Unmarshal(l.MetaData, &m); err != nil {
+			return fmt.Errorf("metaData: %v", err)
+		}
+		normalizeMetadata(&m)
+		fa.metadata, fa.rawMetadata = &m, l.MetaData
+	}
+	if present(l.CommitInfo) {
+		var ci struct {
+			Timestamp         *int64 `json:"timestamp"`
+			InCommitTimestamp *int64 `json:"inCommitTimestamp"`
+		}
+		if err := json.Unmarshal(l.CommitInfo, &ci); err != nil {
+			return fmt.Errorf("commitInfo: %v", err)
+		}
+		fa.timestamp, fa.ict = ci.Timestamp, ci.InCommitTimestamp
+	}
+	if present(l.DomainMetadata) {
+		var d domainAction
+		if err := json.Unmarshal(l.DomainMetadata, &d); err != nil {
+			return fmt.Errorf("domainMetadata: %v", err)
+		}
+		fa.domains = append(fa.domains, d)
+	}
+	return nil
+}
+
+// present reports whether a raw field was given and is not null.
+func present(raw json.RawMessage) bool {
+	return len(raw) > 0 && !bytes.Equal(raw, []byte("null"))
+}
+
+// normalizeMetadata replaces nil collections by empty ones, so a Metadata
+// marshals with [] and {} as the log writes them.
+func normalizeMetadata(m *Metadata) {
+	if m.PartitionColumns == nil {
+		m.PartitionColumns = []string{}
+	}
+	if m.Configuration == nil {
+		m.Configuration = map[string]string{}
+	}
+	if m.Format.Options == nil {
+		m.Format.Options = map[string]string{}
+	}
+}

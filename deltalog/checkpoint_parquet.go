@@ -1,0 +1,240 @@
+package deltalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// readParquetActions reads the protocol and metaData rows (and the
+// domainMetadata rows when wantDomains) of a Parquet checkpoint.
+//
+// Only the leaf columns of those actions are read; add, remove and every
+// other column chunk is never touched, and row groups whose statistics say
+// the action is absent are skipped. Columns are read as raw leaf values
+// with their repetition and definition levels and assembled here, which
+// works whatever the writer named the MAP and LIST groups (delta-rs 0.17
+// writes MAP groups named "entries", on which parquet-go's schema mapping
+// panics). Any panic inside parquet-go is recovered into ErrCorrupt.
+func readParquetActions(r io.ReaderAt, size int64, wantDomains bool) (fa *fileActions, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			fa, err = nil, fmt.Errorf("%w: parquet reader failed: %v", ErrCorrupt, p)
+		}
+	}()
+	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	fa = &fileActions{}
+	root := f.Root()
+	for i, rg := range f.RowGroups() {
+		if err := readRowGroup(f, i, rg, root, fa, wantDomains); err != nil {
+			return nil, err
+		}
+	}
+	return fa, nil
+}
+
+// readRowGroup adds the actions found in one row group to fa.
+func readRowGroup(f *parquet.File, i int, rg parquet.RowGroup, root *parquet.Column, fa *fileActions, wantDomains bool) error {
+	if c := root.Column("protocol"); c != nil && fa.protocol == nil {
+		if err := readProtocolRows(f, i, rg, c, fa); err != nil {
+			return fmt.Errorf("protocol column: %w", err)
+		}
+	}
+	if c := root.Column("metaData"); c != nil && fa.metadata == nil {
+		if err := readMetadataRows(f, i, rg, c, fa); err != nil {
+			return fmt.Errorf("metaData column: %w", err)
+		}
+	}
+	if c := root.Column("domainMetadata"); c != nil && wantDomains {
+		if err := readDomainRows(f, i, rg, c, fa); err != nil {
+			return fmt.Errorf("domainMetadata column: %w", err)
+		}
+	}
+	return nil
+}
+
+// allNull reports whether the row group's statistics say leaf holds only nulls.
+func allNull(f *parquet.File, rgIndex int, leaf *parquet.Column) bool {
+	rgs := f.Metadata().RowGroups
+	if rgIndex >= len(rgs) || leaf.Index() >= len(rgs[rgIndex].Columns) {
+		return false
+	}
+	md := rgs[rgIndex].Columns[leaf.Index()].MetaData
+	return md.NumValues > 0 && md.Statistics.NullCount == md.NumValues
+}
+
+// column is one leaf column of a row group, split into rows.
+type column struct {
+	rows   [][]parquet.Value
+	maxDef int
+}
+
+// readColumn reads every value of leaf in rg and splits them into rows
+// (a new row starts at repetition level 0). A nil leaf yields nil.
+func readColumn(rg parquet.RowGroup, leaf *parquet.Column) (*column, error) {
+	if leaf == nil {
+		return nil, nil
+	}
+	if !leaf.Leaf() {
+		return nil, fmt.Errorf("%s is not a leaf column", leaf.Name())
+	}
+	chunks := rg.ColumnChunks()
+	if leaf.Index() < 0 || leaf.Index() >= len(chunks) {
+		return nil, fmt.Errorf("%w: column %s missing from row group", ErrCorrupt, leaf.Name())
+	}
+	pages := chunks[leaf.Index()].Pages()
+	defer pages.Close()
+	col := &column{maxDef: leaf.MaxDefinitionLevel()}
+	for {
+		p, err := pages.ReadPage()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		vals := make([]parquet.Value, p.NumValues())
+		n, err := p.Values().ReadValues(vals)
+		parquet.Release(p)
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		for _, v := range vals[:n] {
+			if v.RepetitionLevel() == 0 || len(col.rows) == 0 {
+				col.rows = append(col.rows, nil)
+			}
+			last := len(col.rows) - 1
+			col.rows[last] = append(col.rows[last], v.Clone())
+		}
+	}
+	return col, nil
+}
+
+// row returns the values of row i, or nil when the column is absent.
+func (c *column) row(i int) []parquet.Value {
+	if c == nil || i >= len(c.rows) {
+		return nil
+	}
+	return c.rows[i]
+}
+
+// scalar returns the single value of row i when it is defined.
+func (c *column) scalar(i int) (parquet.Value, bool) {
+	vals := c.row(i)
+	if len(vals) == 0 || vals[0].DefinitionLevel() < c.maxDef || vals[0].IsNull() {
+		return parquet.Value{}, false
+	}
+	return vals[0], true
+}
+
+// str returns row i as a string.
+func (c *column) str(i int) (string, bool) {
+	v, ok := c.scalar(i)
+	if !ok {
+		return "", false
+	}
+	return string(v.ByteArray()), true
+}
+
+// integer returns row i as an int64 (INT32 or INT64 columns).
+func (c *column) integer(i int) (int64, bool) {
+	v, ok := c.scalar(i)
+	if !ok {
+		return 0, false
+	}
+	switch v.Kind() {
+	case parquet.Int32:
+		return int64(v.Int32()), true
+	case parquet.Int64:
+		return v.Int64(), true
+	}
+	return 0, false
+}
+
+// boolean returns row i as a bool.
+func (c *column) boolean(i int) (bool, bool) {
+	v, ok := c.scalar(i)
+	if !ok || v.Kind() != parquet.Boolean {
+		return false, false
+	}
+	return v.Boolean(), true
+}
+
+// strings returns the elements of a list<string> (or map keys) in row i.
+// present is false when the list itself is null; listDef is the definition
+// level at which the list is present.
+func (c *column) strings(i, listDef int) (out []string, present bool) {
+	vals := c.row(i)
+	if len(vals) == 0 || vals[0].DefinitionLevel() < listDef {
+		return nil, false
+	}
+	out = []string{}
+	for _, v := range vals {
+		if v.DefinitionLevel() == c.maxDef && !v.IsNull() {
+			out = append(out, string(v.ByteArray()))
+		}
+	}
+	return out, true
+}
+
+// entries zips a map's key and value columns for row i. Null values
+// become "". present is false when the map itself is null.
+func entries(keys, values *column, i, mapDef int) (map[string]string, bool) {
+	kv := keys.row(i)
+	if len(kv) == 0 || kv[0].DefinitionLevel() < mapDef {
+		return nil, false
+	}
+	vv := values.row(i)
+	m := map[string]string{}
+	for j, k := range kv {
+		if k.DefinitionLevel() < keys.maxDef || k.IsNull() {
+			continue
+		}
+		val := ""
+		if j < len(vv) && vv[j].DefinitionLevel() == values.maxDef && !vv[j].IsNull() {
+			val = string(vv[j].ByteArray())
+		}
+		m[string(k.ByteArray())] = val
+	}
+	return m, true
+}
+
+// errNoLeaf is returned when a checkpoint column lacks an expected field.
+var errNoLeaf = errors.New("unexpected column layout")
+
+// rawObject builds a JSON object from fields in order, skipping nil values.
+type rawObject struct{ buf bytes.Buffer }
+
+func (o *rawObject) add(key string, value any) {
+	if value == nil {
+		return
+	}
+	b, err := json.Marshal(value)
+	if err != nil {
+		return
+	}
+	if o.buf.Len() == 0 {
+		o.buf.WriteByte('{')
+	} else {
+		o.buf.WriteByte(',')
+	}
+	k, _ := json.Marshal(key)
+	o.buf.Write(k)
+	o.buf.WriteByte(':')
+	o.buf.Write(b)
+}
+
+func (o *rawObject) bytes() json.RawMessage {
+	if o.buf.Len() == 0 {
+		return json.RawMessage("{}")
+	}
+	o.buf.WriteByte('}')
+	return json.RawMessage(o.buf.Bytes())
+}

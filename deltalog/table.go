@@ -1,0 +1,234 @@
+package deltalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+)
+
+// Table is one Delta table root in one bucket. It is safe for concurrent
+// use: it holds no mutable state besides the bucket.
+type Table struct {
+	bucket *blob.Bucket // rooted at the table: keys are "_delta_log/..."
+	name   string       // for errors
+	opts   options
+	// ownsBucket makes Close close the bucket (set by Open, which made it).
+	ownsBucket bool
+}
+
+// NewTable returns a Table over bucket, which must already be rooted at
+// the table directory (its keys are "_delta_log/..."). name is used in
+// errors. The caller keeps ownership of bucket: Close does not close it.
+// WithObserver wraps the bucket so every request is reported.
+func NewTable(bucket *blob.Bucket, name string, opts ...Option) *Table {
+	o := applyOptions(opts)
+	return &Table{bucket: observeBucket(bucket, o.observer), name: name, opts: o}
+}
+
+// Close releases the bucket if the Table opened it (Open); it is a no-op
+// for tables made with NewTable.
+func (t *Table) Close() error {
+	if t == nil || !t.ownsBucket || t.bucket == nil {
+		return nil
+	}
+	return t.bucket.Close()
+}
+
+// LoadOptions carry what the catalog knows about a catalog-managed table.
+type LoadOptions struct {
+	// RatifiedCommits are the catalog's ratified commits (any order). They
+	// are read from _delta_log/_staged_commits/ by name, in place of any
+	// published commit of the same version. Without them, unratified
+	// staged files are ignored.
+	RatifiedCommits []RatifiedCommit
+	// MaxRatifiedVersion is the catalog's latest table version: commits,
+	// checkpoints and compactions above it are ignored.
+	MaxRatifiedVersion *int64
+}
+
+// RatifiedCommit is one commit ratified by the catalog.
+type RatifiedCommit struct {
+	Version  int64
+	FileName string // basename under _delta_log/_staged_commits/
+}
+
+// Load reads the latest snapshot of the table.
+//
+// Requests: one GET of _last_checkpoint (a hint: when missing, empty,
+// stale or wrong it is ignored), one LIST of _delta_log/ starting at the
+// hinted checkpoint (from the beginning without a usable hint; a second
+// LIST only when the hinted checkpoint is gone), then GETs of only the
+// files needed: commits after the newest complete checkpoint newest first,
+// stopping once protocol and metaData are found (all of them when the
+// table has domain metadata), then the checkpoint's protocol/metaData
+// columns. Ratified commits are read by name, never listed. Sidecars are
+// never opened.
+//
+// CommitTimestamp is the newest file's in-commit timestamp when
+// delta.enableInCommitTimestamps is true, else its commitInfo.timestamp,
+// else its modification time. When the latest version is a checkpoint
+// whose JSON commit is gone, that is the checkpoint file's modification
+// time.
+func (t *Table) Load(ctx context.Context, opts LoadOptions) (*Snapshot, error) {
+	files, floor, err := t.listFromHint(ctx)
+	if err != nil {
+		return nil, t.fail("load", err)
+	}
+	ratified, lerr := ratifiedPaths(opts.RatifiedCommits)
+	if lerr != nil {
+		return nil, t.fail("load", lerr)
+	}
+	seg, lerr := buildSegment(segmentInput{files: files, ratified: ratified, maxVersion: opts.MaxRatifiedVersion, floor: floor})
+	if lerr != nil && errors.Is(lerr.Err, errNoCheckpointAtFloor) {
+		if files, err = t.list(ctx, ""); err != nil {
+			return nil, t.fail("load", err)
+		}
+		seg, lerr = buildSegment(segmentInput{files: files, ratified: ratified, maxVersion: opts.MaxRatifiedVersion, floor: -1})
+	}
+	if lerr != nil {
+		return nil, t.fail("load", lerr)
+	}
+	snap, lerr := t.loadSegment(ctx, seg)
+	if lerr != nil {
+		return nil, t.fail("load", lerr)
+	}
+	return snap, nil
+}
+
+// loadSegment replays a segment into a snapshot.
+func (t *Table) loadSegment(ctx context.Context, seg *segment) (*Snapshot, *LogError) {
+	var order []logPath
+	for i := len(seg.units) - 1; i >= 0; i-- {
+		order = append(order, seg.units[i])
+	}
+	if seg.latest != nil && seg.latest.Version == seg.cpVersion {
+		order = append(order, *seg.latest) // for the commit timestamp
+	}
+	order = append(order, seg.checkpoint...)
+	r := &replay{}
+	if err := t.run(ctx, r, order); err != nil {
+		return nil, err
+	}
+	origin := commitKey(0)
+	if len(seg.checkpoint) > 0 {
+		origin = seg.checkpoint[0].Key
+	}
+	snap, err := finish(r, seg.version, origin)
+	if err != nil {
+		return nil, err
+	}
+	snap.state.cpVersion = seg.cpVersion
+	if seg.latest != nil {
+		snap.state.latestKey = seg.latest.Key
+		snap.state.staged = seg.latest.Kind == kindStagedCommit
+	}
+	return snap, nil
+}
+
+// finish validates the replayed actions and builds the snapshot. origin
+// names the oldest file of the segment for errors about missing actions.
+func finish(r *replay, version int64, origin string) (*Snapshot, *LogError) {
+	if r.protocol == nil {
+		return nil, &LogError{Version: version, File: origin, Err: reason(ErrMissingProtocol, "no protocol action in the log segment")}
+	}
+	pfile := r.newestFile.Key
+	if err := checkReadable(r.protocol); err != nil {
+		return nil, &LogError{Version: version, File: pfile, Err: err}
+	}
+	if r.metadata == nil {
+		return nil, &LogError{Version: version, File: origin, Err: reason(ErrMissingMetadata, "no metaData action in the log segment")}
+	}
+	schema, err := ParseSchema(r.metadata.SchemaString)
+	if err != nil {
+		return nil, &LogError{Version: version, File: pfile, Err: reason(ErrCorrupt, "metaData.schemaString: %v", err)}
+	}
+	snap := &Snapshot{
+		Version:         version,
+		Protocol:        *r.protocol,
+		Metadata:        *r.metadata,
+		Schema:          schema,
+		CommitTimestamp: commitTimestamp(r, r.metadata),
+		CatalogManaged:  r.protocol.catalogManaged(),
+	}
+	if r.protocol.hasWriterFeature("domainMetadata") {
+		snap.Domains = map[string]string{}
+		for k, v := range r.domains {
+			snap.Domains[k] = v
+		}
+	}
+	snap.state.rawProtocol, snap.state.rawMetadata = r.rawProtocol, r.rawMetadata
+	return snap, nil
+}
+
+// listFromHint reads _last_checkpoint and lists from the hinted version.
+// floor is the hinted version, or -1 when the whole log was listed.
+func (t *Table) listFromHint(ctx context.Context) ([]logPath, int64, error) {
+	data, err := readFile(ctx, t.bucket, logDir+"_last_checkpoint")
+	if err != nil && ctx.Err() != nil {
+		return nil, 0, ctx.Err()
+	}
+	if err == nil {
+		if lc, ok := parseLastCheckpoint(data); ok {
+			files, err := t.list(ctx, versionPrefixKey(lc.Version))
+			return files, lc.Version, err
+		}
+	}
+	files, err := t.list(ctx, "")
+	return files, -1, err
+}
+
+// list is one LIST of _delta_log/ after startAfter, parsed.
+func (t *Table) list(ctx context.Context, startAfter string) ([]logPath, error) {
+	objs, err := listLog(ctx, t.bucket, startAfter)
+	if err != nil {
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			return nil, nil
+		}
+		return nil, &LogError{Version: -1, File: logDir, Err: err}
+	}
+	files := make([]logPath, 0, len(objs))
+	for _, o := range objs {
+		if o.IsDir {
+			continue
+		}
+		p := parseLogPath(o.Key)
+		if p.Kind == kindUnknown {
+			continue
+		}
+		p.Size, p.ModTime = o.Size, o.ModTime.UnixMilli()
+		files = append(files, p)
+	}
+	return files, nil
+}
+
+// ratifiedPaths turns the catalog's ratified commits into log paths.
+func ratifiedPaths(rcs []RatifiedCommit) ([]logPath, *LogError) {
+	out := make([]logPath, 0, len(rcs))
+	for _, rc := range rcs {
+		key := stagedKey(rc.FileName)
+		p := parseLogPath(key)
+		if p.Kind != kindStagedCommit || p.Version != rc.Version {
+			return nil, &LogError{Version: rc.Version, File: key, Err: reason(ErrCorrupt,
+				"ratified commit %d: file name %q is not <version>.<uuid>.json for that version", rc.Version, rc.FileName)}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// fail completes err as a *LogError for this table and operation.
+func (t *Table) fail(op string, err error) error {
+	var le *LogError
+	if !errors.As(err, &le) {
+		le = &LogError{Version: -1, Err: err}
+	}
+	out := *le
+	out.Op, out.Table = op, t.name
+	if out.Err == nil {
+		out.Err = fmt.Errorf("unknown error")
+	}
+	return &out
+}

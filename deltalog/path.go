@@ -10,15 +10,15 @@ import (
 type pathKind int
 
 const (
-	kindUnknown        pathKind = iota
-	kindCommit                  // <v>.json
-	kindCheckpoint              // <v>.checkpoint.parquet (classic, single file)
-	kindMultiCheckpoint         // <v>.checkpoint.<i>.<n>.parquet
-	kindV2Checkpoint            // <v>.checkpoint.<uuid>.json|parquet
-	kindCompaction              // <from>.<to>.compacted.json
-	kindChecksum                // <v>.crc
-	kindLastCheckpoint          // _last_checkpoint
-	kindStagedCommit            // _staged_commits/<v>.<uuid>.json
+	kindUnknown         pathKind = iota
+	kindCommit                   // <v>.json
+	kindCheckpoint               // <v>.checkpoint.parquet (classic, single file)
+	kindMultiCheckpoint          // <v>.checkpoint.<i>.<n>.parquet
+	kindV2Checkpoint             // <v>.checkpoint.<uuid>.json|parquet
+	kindCompaction               // <from>.<to>.compacted.json
+	kindChecksum                 // <v>.crc
+	kindLastCheckpoint           // _last_checkpoint
+	kindStagedCommit             // _staged_commits/<v>.<uuid>.json
 )
 
 // String names the kind for messages and tests.

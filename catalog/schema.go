@@ -73,6 +73,9 @@ func (s StructType) MarshalJSON() ([]byte, error) { return encodeStruct(&s, keba
 
 // UnmarshalJSON reads the kebab-case (Delta API) form.
 func (s *StructType) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		return nil
+	}
 	dt, err := decodeType(b, kebab, "columns")
 	if err != nil {
 		return err
@@ -89,6 +92,9 @@ func (d DataType) MarshalJSON() ([]byte, error) { return encodeType(d, kebab) }
 
 // UnmarshalJSON reads the kebab-case (Delta API) form.
 func (d *DataType) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		return nil
+	}
 	dt, err := decodeType(b, kebab, "type")
 	if err != nil {
 		return err

@@ -162,7 +162,11 @@ func (c *Client) do(ctx context.Context, r request, out any) (int, error) {
 		}
 	}
 	u := *c.base
-	u.Path = c.base.Path + r.path
+	unescaped, err := url.PathUnescape(r.path)
+	if err != nil {
+		return 0, fmt.Errorf("catalog: %s: bad path: %w", r.op, err)
+	}
+	u.Path = c.base.Path + unescaped
 	u.RawPath = c.base.EscapedPath() + r.path
 	u.RawQuery = r.query.Encode()
 	target := u.String()

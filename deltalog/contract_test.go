@@ -200,6 +200,9 @@ func TestStorageContract(t *testing.T) {
 	}
 	// Load gives the same snapshot on every backend.
 	for _, table := range contractTables {
+		if n := len(loaded[table]); n < 2 {
+			t.Errorf("%s: loaded on %d backends, want at least 2 to compare", table, n)
+		}
 		var refStore string
 		var ref any
 		for _, sc := range contractStores {

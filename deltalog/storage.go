@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -33,6 +34,32 @@ func WithCredentials(c Credentials) Option {
 // duration and error to obs; it is the hook for storage metrics.
 func WithObserver(obs Observer) Option {
 	return func(o *options) { o.observer = obs }
+}
+
+// Open opens the Delta table whose root is rawURL and returns a Table that
+// reads its _delta_log. Supported forms:
+//
+//	/data/tables/t, ./t, file:///data/tables/t   local directory
+//	mem://bucket/t                                 in-memory (tests; always empty)
+//	s3://bucket/path/t?region=..&endpoint=..&use_path_style=true
+//	gs://bucket/path/t
+//	azblob://container/path/t?storage_account=..&protocol=http&domain=..
+//
+// Query parameters are passed to the gocloud.dev driver of the scheme. With
+// WithCredentials the driver client is built from those credentials;
+// otherwise the driver's ambient credentials apply. A driver left out at
+// build time (tags nos3, nogcs, noazure) yields an error naming the tag.
+//
+// Open makes no storage request; a missing table is reported by Load.
+func Open(ctx context.Context, rawURL string, opts ...Option) (*Table, error) {
+	o := applyOptions(opts)
+	b, name, err := openBucket(ctx, rawURL, o.creds)
+	if err != nil {
+		return nil, &LogError{Op: "open", Table: redactURL(rawURL), Version: -1, Err: err}
+	}
+	t := NewTable(b, name, opts...)
+	t.ownsBucket = true
+	return t, nil
 }
 
 // openBucket returns a bucket rooted at the table directory of rawURL (its
@@ -88,6 +115,9 @@ func openDir(dir string) (*blob.Bucket, error) {
 		return nil, err
 	}
 	fi, err := os.Stat(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: directory %s does not exist", ErrNotATable, abs)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package deltalog
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -216,7 +217,7 @@ func TestOpenBucketErrors(t *testing.T) {
 		{"s3:///path", "names no bucket"},
 		{"file://host/x", "has a host"},
 		{file, "not a directory"},
-		{filepath.Join(t.TempDir(), "missing"), "no such file"},
+		{filepath.Join(t.TempDir(), "missing"), "does not exist"},
 		{"azblob://c/t?protocol=http", "storage_account"},
 	}
 	for _, tc := range tests {
@@ -249,5 +250,44 @@ func TestRedactURL(t *testing.T) {
 		if got := redactURL(in); got != want {
 			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestOpen(t *testing.T) {
+	ctx := context.Background()
+	corpus := corpusDir(t)
+	var ops []string
+	obs := WithObserver(func(op string, _ time.Duration, _ error) { ops = append(ops, op) })
+	tbl, err := Open(ctx, filepath.Join(corpus, "checkpoint"), obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := tbl.Load(ctx, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Version != 14 {
+		t.Errorf("Version = %d, want 14", snap.Version)
+	}
+	if err := tbl.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if len(ops) == 0 || ops[0] == "" {
+		t.Errorf("observer saw no requests")
+	}
+	for _, op := range ops {
+		if op != "list" && op != "get" {
+			t.Errorf("observer op %q, want list or get", op)
+		}
+	}
+
+	_, err = Open(ctx, filepath.Join(t.TempDir(), "nope"))
+	var le *LogError
+	if !errors.As(err, &le) || !errors.Is(err, ErrNotATable) || le.Op != "open" {
+		t.Errorf("Open(missing dir) = %v, want *LogError{Op: open} wrapping ErrNotATable", err)
+	}
+	_, err = Open(ctx, "azblob://c/t?storage_account=a&sig=secret", WithCredentials(Credentials{AzureSASToken: "sv=1&sig=x"}))
+	if err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("Open(azblob with unknown param) = %v, want an error without the query", err)
 	}
 }

@@ -71,7 +71,11 @@ func noSleep(delays *[]time.Duration) RetryPolicy {
 func newClient(t *testing.T, url string, opts Options) *Client {
 	t.Helper()
 	if opts.Retry.Sleep == nil {
-		opts.Retry = noSleep(nil)
+		p := noSleep(nil)
+		if opts.Retry.MaxAttempts > 0 {
+			p.MaxAttempts = opts.Retry.MaxAttempts
+		}
+		opts.Retry = p
 	}
 	c, err := New(url+basePath, opts)
 	if err != nil {

@@ -13,6 +13,8 @@ func (s *Server) classicRoutes() {
 	m.HandleFunc("POST "+basePath+"/catalogs", s.handleCreateCatalog)
 	m.HandleFunc("GET "+basePath+"/catalogs", s.handleListCatalogs)
 	m.HandleFunc("GET "+basePath+"/catalogs/{name}", s.handleGetCatalog)
+	m.HandleFunc("DELETE "+basePath+"/catalogs/{name}", s.handleDeleteCatalog)
+	m.HandleFunc("DELETE "+basePath+"/schemas/{full_name}", s.handleDeleteSchema)
 	m.HandleFunc("POST "+basePath+"/schemas", s.handleCreateSchema)
 	m.HandleFunc("GET "+basePath+"/schemas", s.handleListSchemas)
 	m.HandleFunc("GET "+basePath+"/schemas/{full_name}", s.handleGetSchema)
@@ -424,4 +426,38 @@ func classicField(c classicColumn) (Field, bool) {
 		}
 	}
 	return Field{Name: c.Name, Type: DataType{Name: "string"}, Nullable: nullable, Metadata: md}, false
+}
+
+func (s *Server) handleDeleteCatalog(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.catalogs[name]
+	if !ok {
+		writeError(w, r, catalogNotFound(name))
+		return
+	}
+	if len(c.schemas) > 0 && r.URL.Query().Get("force") != "true" {
+		writeError(w, r, errf(http.StatusBadRequest, "InvalidParameterValueException", "FAILED_PRECONDITION", "Cannot delete catalog with schemas: %s", name))
+		return
+	}
+	delete(s.catalogs, name)
+	writeJSON(w, http.StatusOK, map[string]any{})
+}
+
+func (s *Server) handleDeleteSchema(w http.ResponseWriter, r *http.Request) {
+	cn, sn, _ := strings.Cut(r.PathValue("full_name"), ".")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sc, aerr := s.lookupSchema(cn, sn)
+	if aerr != nil {
+		writeError(w, r, aerr)
+		return
+	}
+	if len(sc.tables) > 0 && r.URL.Query().Get("force") != "true" {
+		writeError(w, r, errf(http.StatusBadRequest, "InvalidParameterValueException", "FAILED_PRECONDITION", "Cannot delete schema with tables: %s.%s", cn, sn))
+		return
+	}
+	delete(s.catalogs[cn].schemas, sn)
+	writeJSON(w, http.StatusOK, map[string]any{})
 }

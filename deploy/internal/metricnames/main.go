@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	dsync "github.com/deltasync/deltasync/sync"
+)
+
+// recorder is a prometheus.Registerer that keeps the collectors it is given.
+type recorder struct{ collectors []prometheus.Collector }
+
+func (r *recorder) Register(c prometheus.Collector) error {
+	r.collectors = append(r.collectors, c)
+	return nil
+}
+
+func (r *recorder) MustRegister(cs ...prometheus.Collector) {
+	r.collectors = append(r.collectors, cs...)
+}
+
+func (r *recorder) Unregister(prometheus.Collector) bool { return false }
+
+// descRE reads the name and variable labels out of prometheus.Desc.String,
+// the only public view of a descriptor.
+var descRE = regexp.MustCompile(`fqName: "([^"]+)".*variableLabels: \{([^}]*)\}`)
+
+func main() {
+	rec := &recorder{}
+	dsync.NewMetrics(rec, "test")
+	ch := make(chan *prometheus.Desc, 64)
+	go func() {
+		for _, c := range rec.collectors {
+			c.Describe(ch)
+		}
+		close(ch)
+	}()
+	var lines []string
+	for d := range ch {
+		m := descRE.FindStringSubmatch(d.String())
+		if m == nil {
+			fmt.Fprintf(os.Stderr, "metricnames: cannot read %s\n", d)
+			os.Exit(1)
+		}
+		lines = append(lines, m[1]+" "+m[2])
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Println(l)
+	}
+}

@@ -1,0 +1,300 @@
+package catalog_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uctest"
+)
+
+// These tests run the client against the spec-validating in-memory server
+// (catalog/uctest): every request we send is checked against the API
+// definitions, and NewForTest fails the test on any violation.
+
+func newUC(t *testing.T) (*uctest.Server, *catalog.Client) {
+	t.Helper()
+	srv := uctest.NewForTest(t)
+	c, err := catalog.New(srv.URL(), catalog.Options{
+		Version: "test",
+		Token:   catalog.StaticToken("tok"),
+		Retry: catalog.RetryPolicy{
+			Sleep:  func(ctx context.Context, d time.Duration) error { return ctx.Err() },
+			Jitter: func(d time.Duration) time.Duration { return d },
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, c
+}
+
+const mappedSchema = `{"type":"struct","fields":[
+ {"name":"id","type":"long","nullable":false,"metadata":{"delta.columnMapping.id":1,"delta.columnMapping.physicalName":"col-1a","comment":"key"}},
+ {"name":"price","type":"decimal(10,2)","nullable":true,"metadata":{"delta.columnMapping.id":2,"delta.columnMapping.physicalName":"col-2b"}},
+ {"name":"tags","type":{"type":"map","keyType":"string","valueType":{"type":"array","elementType":"timestamp_ntz","containsNull":true},"valueContainsNull":false},"nullable":true,"metadata":{"delta.columnMapping.id":3,"delta.columnMapping.physicalName":"col-3c"}},
+ {"name":"s","type":{"type":"struct","fields":[{"name":"x","type":"variant","nullable":true,"metadata":{"delta.columnMapping.id":5,"delta.columnMapping.physicalName":"col-5e"}}]},"nullable":true,"metadata":{"delta.columnMapping.id":4,"delta.columnMapping.physicalName":"col-4d"}}]}`
+
+func registerTable(t *testing.T, c *catalog.Client, name catalog.TableName, schemaString string) *catalog.LoadTableResponse {
+	t.Helper()
+	cols, err := catalog.ColumnsFromSchemaString(schemaString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.CreateTable(context.Background(), name.Catalog, name.Schema, catalog.CreateTableRequest{
+		Name: name.Table, Location: "file:///data/" + name.Table, TableType: catalog.TableTypeExternal,
+		Comment: "registered", Columns: cols, PartitionColumns: []string{"id"},
+		Protocol: catalog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
+			ReaderFeatures: []string{"columnMapping", "timestampNtz", "variantType"},
+			WriterFeatures: []string{"columnMapping", "domainMetadata", "timestampNtz", "variantType"}},
+		Properties:            map[string]string{"delta.columnMapping.mode": "name", "delta.columnMapping.maxColumnId": "5"},
+		LastCommitTimestampMs: 1700000000000,
+	})
+	if err != nil {
+		t.Fatalf("CreateTable: %v", err)
+	}
+	return resp
+}
+
+func TestUCRegisterLoadUpdate(t *testing.T) {
+	srv, c := newUC(t)
+	ctx := context.Background()
+	if _, err := c.CreateCatalog(ctx, catalog.CreateCatalogRequest{Name: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateSchema(ctx, catalog.CreateSchemaRequest{Name: "sales", CatalogName: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := c.Config(ctx, "main")
+	if err != nil {
+		t.Fatalf("Config: %v", err)
+	}
+	if cfg.ProtocolVersion != "1.0" {
+		t.Errorf("protocol version %q", cfg.ProtocolVersion)
+	}
+	name := catalog.TableName{Catalog: "main", Schema: "sales", Table: "orders"}
+	created := registerTable(t, c, name, mappedSchema)
+
+	loaded, err := c.LoadTable(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(created, loaded); diff != "" {
+		t.Errorf("load differs from create response (-create +load):\n%s", diff)
+	}
+	// Schema survives the server losslessly.
+	got, err := loaded.Metadata.Columns.SchemaString()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(jsonAny(t, mappedSchema), jsonAny(t, got)); diff != "" {
+		t.Errorf("schema after server round trip (-sent +loaded):\n%s", diff)
+	}
+	// Protocol comes back from the property projection.
+	p, err := catalog.ProtocolFromProperties(loaded.Metadata.Properties)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantP := catalog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
+		ReaderFeatures: []string{"columnMapping", "timestampNtz", "variantType"},
+		WriterFeatures: []string{"columnMapping", "domainMetadata", "timestampNtz", "variantType"}}
+	if diff := cmp.Diff(wantP, p); diff != "" {
+		t.Errorf("protocol (-want +got):\n%s", diff)
+	}
+	if loaded.Commits != nil || loaded.LatestTableVersion != nil {
+		t.Errorf("EXTERNAL table has commits/latest-table-version: %+v", loaded)
+	}
+
+	// One atomic update with every EXTERNAL action.
+	newCols, _ := catalog.ColumnsFromSchemaString(`{"type":"struct","fields":[{"name":"id","type":"long","nullable":false,"metadata":{}},{"name":"day","type":"date","nullable":true,"metadata":{}}]}`)
+	req := catalog.UpdateTableRequest{
+		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: loaded.Metadata.TableUUID}, catalog.AssertEtag{Etag: loaded.Metadata.Etag}},
+		Updates: []catalog.Update{
+			catalog.SetColumns{Columns: newCols},
+			catalog.SetPartitionColumns{Columns: []string{"day"}},
+			catalog.SetProtocol{Protocol: catalog.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"clustering", "domainMetadata"}}},
+			catalog.SetProperties{Updates: map[string]string{"owner.team": "x"}},
+			catalog.RemoveProperties{Removals: []string{"delta.columnMapping.mode", "delta.columnMapping.maxColumnId"}},
+			catalog.SetTableComment{Comment: "orders v2"},
+			catalog.SetDomainMetadata{Clustering: &[][]string{{"id"}}, RowIDHighWaterMark: ptr(int64(41))},
+			catalog.UpdateMetadataSnapshotVersion{LastCommitVersion: 12, LastCommitTimestampMs: 1700000500000},
+		},
+	}
+	updated, err := c.UpdateTable(ctx, name, req)
+	if err != nil {
+		t.Fatalf("UpdateTable: %v", err)
+	}
+	m := updated.Metadata
+	if m.Etag == loaded.Metadata.Etag {
+		t.Error("etag did not change")
+	}
+	if diff := cmp.Diff(newCols, m.Columns); diff != "" {
+		t.Errorf("columns (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"day"}, m.PartitionColumns); diff != "" {
+		t.Error(diff)
+	}
+	if m.LastCommitVersion == nil || *m.LastCommitVersion != 12 {
+		t.Errorf("last-commit-version = %v", m.LastCommitVersion)
+	}
+	dm, err := catalog.DomainMetadataFromProperties(m.Properties)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(catalog.DomainMetadata{Clustering: &[][]string{{"id"}}, RowIDHighWaterMark: ptr(int64(41))}, dm); diff != "" {
+		t.Errorf("domain metadata (-want +got):\n%s", diff)
+	}
+	p, _ = catalog.ProtocolFromProperties(m.Properties)
+	if diff := cmp.Diff(catalog.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"clustering", "domainMetadata"}}, p); diff != "" {
+		t.Errorf("protocol after set-protocol (-want +got):\n%s", diff)
+	}
+	if _, ok := m.Properties["delta.columnMapping.mode"]; ok || m.Properties["owner.team"] != "x" {
+		t.Errorf("properties = %v", m.Properties)
+	}
+	info, err := c.GetTable(ctx, name.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Comment != "orders v2" || info.TableID != m.TableUUID || info.DataSourceFormat != "DELTA" {
+		t.Errorf("GetTable = %+v", info)
+	}
+	if cols, err := catalog.ColumnsFromTypeJSON(info.Columns); err != nil || !cmp.Equal(newCols, cols) {
+		t.Errorf("classic columns = %+v, %v", cols, err)
+	}
+	_ = srv
+}
+
+func TestUCConflictsAndRetries(t *testing.T) {
+	srv, c := newUC(t)
+	ctx := context.Background()
+	srv.AddSchema("main", "s")
+	name := catalog.TableName{Catalog: "main", Schema: "s", Table: "t"}
+	loaded := registerTable(t, c, name, mappedSchema).Metadata
+	update := func(uuid, etag string) error {
+		_, err := c.UpdateTable(ctx, name, catalog.UpdateTableRequest{
+			Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: uuid}, catalog.AssertEtag{Etag: etag}},
+			Updates:      []catalog.Update{catalog.SetTableComment{Comment: "c"}},
+		})
+		return err
+	}
+
+	// A concurrent writer makes our etag stale: 409, not retried.
+	srv.BeforeUpdate(func(string) {
+		srv.MutateTable(name.String(), func(t *uctest.Table) { t.Properties["other"] = "writer" })
+	})
+	srv.ResetRequests()
+	if err := update(loaded.TableUUID, loaded.Etag); !catalog.IsConflict(err) || catalog.Retryable(err) {
+		t.Fatalf("stale etag: err = %v", err)
+	}
+	if n := countUpdates(srv); n != 1 {
+		t.Errorf("409 was sent %d times", n)
+	}
+	srv.BeforeUpdate(nil)
+
+	// Wrong uuid: 409 conflict as well.
+	fresh, _ := c.LoadTable(ctx, name)
+	if err := update("00000000-0000-0000-0000-000000000000", fresh.Metadata.Etag); !catalog.IsConflict(err) {
+		t.Fatalf("wrong uuid: err = %v", err)
+	}
+
+	// Two 503s, then success: resent identically.
+	srv.ResetRequests()
+	srv.FailNext(2, http.StatusServiceUnavailable)
+	if err := update(fresh.Metadata.TableUUID, fresh.Metadata.Etag); err != nil {
+		t.Fatalf("after 503s: %v", err)
+	}
+	var bodies []string
+	for _, r := range srv.Requests() {
+		bodies = append(bodies, string(r.Body))
+	}
+	if len(bodies) != 3 || bodies[0] != bodies[1] || bodies[1] != bodies[2] {
+		t.Errorf("retries not identical: %q", bodies)
+	}
+
+	// Missing table, HEAD, unknown catalog in config.
+	if _, err := c.LoadTable(ctx, catalog.TableName{Catalog: "main", Schema: "s", Table: "nope"}); !catalog.IsNotFound(err) {
+		t.Errorf("missing table: %v", err)
+	}
+	if ok, err := c.TableExists(ctx, name); !ok || err != nil {
+		t.Errorf("TableExists = %v, %v", ok, err)
+	}
+	if ok, err := c.TableExists(ctx, catalog.TableName{Catalog: "main", Schema: "s", Table: "nope"}); ok || err != nil {
+		t.Errorf("TableExists(missing) = %v, %v", ok, err)
+	}
+	if _, err := c.Config(ctx, "nosuch"); !catalog.IsNotFound(err) {
+		t.Errorf("Config(unknown catalog) = %v", err)
+	}
+}
+
+func countUpdates(srv *uctest.Server) int {
+	n := 0
+	for _, r := range srv.Requests() {
+		if r.Method == http.MethodPost && strings.Contains(r.Path, "/delta/v1/") && strings.HasSuffix(r.Path, "/t") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestUCListingCredentialsDelete(t *testing.T) {
+	srv, c := newUC(t)
+	ctx := context.Background()
+	srv.AddSchema("main", "s")
+	srv.AddSchema("dev", "x")
+	const n = 120 // more than one server page (100) and than our max_results (50)
+	for i := range n {
+		registerTable(t, c, catalog.TableName{Catalog: "main", Schema: "s", Table: fmt.Sprintf("t%03d", i)}, mappedSchema)
+	}
+	tables, err := c.ListTables(ctx, "main", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) != n {
+		t.Fatalf("ListTables = %d tables, want %d", len(tables), n)
+	}
+	cats, err := c.ListCatalogs(ctx)
+	if err != nil || len(cats) != 2 {
+		t.Fatalf("ListCatalogs = %v, %v", cats, err)
+	}
+	schemas, err := c.ListSchemas(ctx, "main")
+	if err != nil || len(schemas) != 1 || schemas[0].Name != "s" {
+		t.Fatalf("ListSchemas = %v, %v", schemas, err)
+	}
+
+	srv.SetCredentialConfig(func(loc string) map[string]string {
+		return map[string]string{"s3.access-key-id": "AK", "s3.secret-access-key": "SK", "s3.session-token": "ST"}
+	})
+	name := catalog.TableName{Catalog: "main", Schema: "s", Table: "t007"}
+	creds, err := c.ReadCredentials(ctx, name, "file:///data/t007")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if creds.S3AccessKeyID != "AK" || creds.S3SecretAccessKey != "SK" || creds.S3SessionToken != "ST" {
+		t.Errorf("creds = %#v", creds)
+	}
+
+	if err := c.DeleteTable(ctx, name.String()); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := c.TableExists(ctx, name); ok {
+		t.Error("table still exists after delete")
+	}
+}
+
+func jsonAny(t *testing.T, s string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func ptr[T any](v T) *T { return &v }

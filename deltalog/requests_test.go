@@ -1,0 +1,128 @@
+package deltalog
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+	"gocloud.dev/blob/memblob"
+)
+
+// countedCorpusTable opens a corpus table behind a countingBucket.
+func countedCorpusTable(t *testing.T, name string) (*Table, *countingBucket) {
+	t.Helper()
+	fb, err := fileblob.OpenBucket(filepath.Join(logCorpusDir, name), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fb.Close() })
+	b, c := newCountingBucket(fb)
+	return NewTable(b, name), c
+}
+
+// uniqueKeys drops repeated keys (ranged Parquet reads), keeping order.
+func uniqueKeys(keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// TestLoadRequestBudget: a load is one LIST plus GETs of the hint and of
+// the files needed, newest first.
+func TestLoadRequestBudget(t *testing.T) {
+	tbl, c := countedCorpusTable(t, "checkpoint")
+	if _, err := tbl.Load(context.Background(), LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lists, gets := c.counts()
+	if lists != 1 {
+		t.Errorf("LIST requests = %d, want 1", lists)
+	}
+	want := []string{
+		"_delta_log/_last_checkpoint",
+		"_delta_log/00000000000000000014.json",
+		"_delta_log/00000000000000000013.json",
+		"_delta_log/00000000000000000012.json",
+		"_delta_log/00000000000000000011.json",
+		"_delta_log/00000000000000000010.checkpoint.parquet",
+	}
+	if diff := cmp.Diff(want, uniqueKeys(gets)); diff != "" {
+		t.Errorf("GETs (-want +got):\n%s", diff)
+	}
+}
+
+// TestLoadNeverReadsUnneededFiles checks every loadable corpus table: one
+// LIST (two only when the hint is unusable), and no GET of sidecars,
+// checksums, unratified staged commits or commits covered by the checkpoint.
+func TestLoadNeverReadsUnneededFiles(t *testing.T) {
+	for _, row := range readManifest(t) {
+		if strings.HasPrefix(row.Outcome, "error") {
+			continue
+		}
+		t.Run(row.Name, func(t *testing.T) {
+			tbl, c := countedCorpusTable(t, row.Name)
+			snap, err := tbl.Load(context.Background(), LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lists, gets := c.counts()
+			if lists != 1 {
+				t.Errorf("LIST requests = %d, want 1", lists)
+			}
+			for _, k := range uniqueKeys(gets) {
+				p := parseLogPath(k)
+				switch {
+				case p.Kind == kindLastCheckpoint:
+				case p.Kind == kindUnknown, p.Kind == kindChecksum, p.Kind == kindStagedCommit:
+					t.Errorf("read %s", k)
+				case p.Kind == kindCommit && p.Version <= snap.state.cpVersion && p.Version != snap.Version:
+					t.Errorf("read %s, covered by checkpoint %d", k, snap.state.cpVersion)
+				case p.Kind != kindCommit && p.Kind != kindCompaction && p.Version != snap.state.cpVersion:
+					t.Errorf("read %s, not the chosen checkpoint %d", k, snap.state.cpVersion)
+				}
+			}
+		})
+	}
+}
+
+// memTable copies a corpus table's _delta_log into a memblob bucket.
+func memTable(t *testing.T, name string) (*Table, *blob.Bucket, *countingBucket) {
+	t.Helper()
+	mb := memblob.OpenBucket(nil)
+	t.Cleanup(func() { mb.Close() })
+	root := filepath.Join(logCorpusDir, name)
+	err := filepath.WalkDir(filepath.Join(root, "_delta_log"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		return mb.WriteAll(context.Background(), filepath.ToSlash(rel), data, nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, c := newCountingBucket(mb)
+	return NewTable(b, name), mb, c
+}
+
+// put writes a log file into the bucket.
+func put(t *testing.T, b *blob.Bucket, key, content string) {
+	t.Helper()
+	if err := b.WriteAll(context.Background(), key, []byte(content), nil); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -158,4 +158,3 @@ func TestRefreshCatalogManaged(t *testing.T) {
 		t.Errorf("Refresh with max 1 = %v, want rebuilt", res)
 	}
 }
-

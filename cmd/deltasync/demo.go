@@ -1,0 +1,376 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/spf13/cobra"
+
+	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uctest"
+	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/sync"
+)
+
+func init() { register(newDemoCommand) }
+
+// newDemoCommand runs the whole loop on one machine with no outside service:
+// an in-memory Unity Catalog on loopback, sample Delta tables written to a
+// temporary directory, drift the way real writers make it, then plan, sync,
+// the result and the drift metrics — through the same code path as plan and
+// once.
+func newDemoCommand(c *cli) *cobra.Command {
+	var keep bool
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the whole loop on this machine: in-memory catalog, sample tables, drift, plan, sync",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := os.MkdirTemp("", "deltasync-demo-")
+			if err != nil {
+				return err
+			}
+			if !keep {
+				defer os.RemoveAll(dir)
+			}
+			return c.demo(cmd.Context(), dir)
+		},
+	}
+	cmd.Flags().BoolVar(&keep, "keep", false, "keep the sample tables' directory afterwards")
+	return cmd
+}
+
+// demoTableSpec describes one sample table and how its writer moves on.
+type demoTableSpec struct {
+	name    catalog.TableName
+	managed bool
+}
+
+func (c *cli) demo(ctx context.Context, dir string) error {
+	out := c.stdout
+	managedRoot := "file://" + filepath.ToSlash(filepath.Join(dir, "managed"))
+	srv := uctest.NewServer(uctest.WithoutSpecValidation(), uctest.WithManagedStorageRoot(managedRoot))
+	defer srv.Close()
+	srv.AddCatalog("demo")
+	srv.AddSchema("demo", "sales")
+	srv.AddSchema("demo", "ops")
+	client, err := catalog.New(srv.URL(), catalog.Options{Version: version})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "deltasync demo: the whole loop on this machine, no outside service\n\n")
+	fmt.Fprintf(out, "1. Started an in-memory Unity Catalog at %s\n", srv.URL())
+
+	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	orders := catalog.TableName{Catalog: "demo", Schema: "sales", Table: "orders"}
+	customers := catalog.TableName{Catalog: "demo", Schema: "sales", Table: "customers"}
+	events := catalog.TableName{Catalog: "demo", Schema: "ops", Table: "events"}
+
+	ordersLog, err := writeOrders(filepath.Join(dir, "orders"), start)
+	if err != nil {
+		return err
+	}
+	customersLog, err := writeCustomers(filepath.Join(dir, "customers"), start)
+	if err != nil {
+		return err
+	}
+	for _, t := range []struct {
+		name catalog.TableName
+		dir  string
+	}{{orders, ordersLog.dir}, {customers, customersLog.dir}} {
+		if err := registerDemoTable(ctx, client, t.name, t.dir); err != nil {
+			return err
+		}
+	}
+	if err := createManagedDemoTable(ctx, client, events, start); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "2. Wrote three Delta tables under %s and registered them:\n", dir)
+	fmt.Fprintf(out, "     %s, %s (EXTERNAL, mode sync) and %s (MANAGED, watch-only)\n", orders, customers, events)
+
+	// Writers move on; someone edits the managed table's record by hand.
+	if err := evolveOrders(ordersLog); err != nil {
+		return err
+	}
+	if err := evolveCustomers(customersLog); err != nil {
+		return err
+	}
+	if err := srv.MutateTable(events.String(), func(t *uctest.Table) {
+		t.Properties["owner.team"] = "edited-in-the-catalog"
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "3. The tables moved on the way real writers move them:")
+	fmt.Fprintln(out, "     orders: a writer added the column `discount` (schema evolution)")
+	fmt.Fprintln(out, "     customers: a writer changed delta.logRetentionDuration and the description")
+	fmt.Fprintln(out, "     events: someone edited the catalog record by hand (managed: deltasync only flags)")
+
+	cfg := defaultConfig()
+	cfg.Catalog.URL = srv.URL()
+	cfg.Tables = []tableRule{
+		{Include: []string{"demo.sales.*"}, Mode: "sync"},
+		{Include: []string{"demo.ops.*"}, Mode: "warn"},
+	}
+	cfg.Log.Level = "error"
+	quiet := &cli{ctx: ctx, stdout: out, stderr: io.Discard, env: c.env}
+
+	fmt.Fprintln(out, "\n4. deltasync plan — what would change (never writes):")
+	if _, err := quiet.demoCycle(ctx, cfg, true); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\n5. deltasync once — sync the external tables, flag the rest:")
+	a, err := quiet.demoCycle(ctx, cfg, false)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\n6. The drift metrics after the sync (from /metrics):")
+	if err := writeDemoMetrics(out, a); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\n7. deltasync plan — again:")
+	if _, err := quiet.demoCycle(ctx, cfg, true); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\nNext: point deltasync at your own catalog (it only reads until you run once or run):")
+	fmt.Fprintln(out, "  deltasync plan --catalog-url https://HOST/api/2.1/unity-catalog --token-file ~/.uc-token --include 'main.*.*'")
+	return nil
+}
+
+// demoCycle runs one plan (dryRun) or once cycle with the commands' wiring
+// and prints its report and summary.
+func (c *cli) demoCycle(ctx context.Context, cfg config, dryRun bool) (*app, error) {
+	a, err := c.newApp(cfg, dryRun)
+	if err != nil {
+		return nil, err
+	}
+	defer a.rec.Close()
+	rep := a.rec.Sync(ctx)
+	var buf bytes.Buffer
+	if err := writeReport(&buf, rep, "text"); err != nil {
+		return nil, err
+	}
+	for _, line := range strings.SplitAfter(buf.String(), "\n") {
+		if line != "" {
+			fmt.Fprint(c.stdout, "   ", line)
+		}
+	}
+	fmt.Fprintln(c.stdout, "   deltasync:", rep.Summary())
+	if rep.Failed() {
+		return nil, fmt.Errorf("demo: the cycle failed: %s", rep.Summary())
+	}
+	return a, nil
+}
+
+// writeDemoMetrics prints the per-table status and drift series.
+func writeDemoMetrics(w io.Writer, a *app) error {
+	families, err := a.registry.Gather()
+	if err != nil {
+		return err
+	}
+	var lines []string
+	for _, mf := range families {
+		switch mf.GetName() {
+		case "deltasync_table_info", "deltasync_table_drift", "deltasync_syncs_total":
+		default:
+			continue
+		}
+		var buf bytes.Buffer
+		if _, err := expfmt.MetricFamilyToText(&buf, mf); err != nil {
+			return err
+		}
+		for _, l := range strings.Split(buf.String(), "\n") {
+			if l == "" || strings.HasPrefix(l, "#") || strings.HasSuffix(l, " 0") {
+				continue
+			}
+			lines = append(lines, l)
+		}
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(w, "  ", l)
+	}
+	return nil
+}
+
+// registerDemoTable loads a sample table's log and registers it as an
+// EXTERNAL table, the way an operator would onboard an existing table.
+func registerDemoTable(ctx context.Context, client *catalog.Client, name catalog.TableName, dir string) error {
+	tbl, err := deltalog.Open(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer tbl.Close()
+	snap, err := tbl.Load(ctx, deltalog.LoadOptions{})
+	if err != nil {
+		return err
+	}
+	_, err = sync.Register(ctx, client, snap, name, "file://"+filepath.ToSlash(dir))
+	return err
+}
+
+func writeOrders(dir string, start time.Time) (*demoLog, error) {
+	l, err := newDemoLog(dir, start)
+	if err != nil {
+		return nil, err
+	}
+	meta := demoMeta{
+		ID: "2f1c4a8e-3b7d-4e59-9c0a-5d6e7f8a9b01", Description: "One row per customer order",
+		Format:       map[string]any{"provider": "parquet", "options": map[string]string{}},
+		SchemaString: demoSchema(col("order_id", "long"), col("amount", "decimal(10,2)"), col("country", "string"), col("ordered_at", "timestamp")),
+		PartitionColumns: []string{"country"},
+		Configuration:    map[string]string{"delta.appendOnly": "false"},
+		CreatedTime:      start.UnixMilli(),
+	}
+	ts := start.UnixMilli()
+	err = l.commit("CREATE TABLE",
+		map[string]any{"protocol": demoProtocol{MinReaderVersion: 1, MinWriterVersion: 2}},
+		map[string]any{"metaData": meta})
+	if err == nil {
+		err = l.commit("WRITE", addFile("country=NL/part-0000.parquet", map[string]string{"country": "NL"}, ts),
+			addFile("country=DE/part-0001.parquet", map[string]string{"country": "DE"}, ts))
+	}
+	return l, err
+}
+
+func evolveOrders(l *demoLog) error {
+	var meta demoMeta
+	if err := readDemoMeta(l.dir, &meta); err != nil {
+		return err
+	}
+	meta.SchemaString = demoSchema(col("order_id", "long"), col("amount", "decimal(10,2)"), col("country", "string"),
+		col("ordered_at", "timestamp"), col("discount", "double"))
+	return l.commit("WRITE", map[string]any{"metaData": meta},
+		addFile("country=FR/part-0002.parquet", map[string]string{"country": "FR"}, l.clock.UnixMilli()))
+}
+
+func writeCustomers(dir string, start time.Time) (*demoLog, error) {
+	l, err := newDemoLog(dir, start)
+	if err != nil {
+		return nil, err
+	}
+	meta := demoMeta{
+		ID: "7a9d2c11-0e4f-4b6a-8d3c-2b1a0f9e8d7c", Description: "Customers",
+		Format:           map[string]any{"provider": "parquet", "options": map[string]string{}},
+		SchemaString:     demoSchema(col("customer_id", "long"), col("name", "string"), col("email", "string")),
+		PartitionColumns: []string{},
+		Configuration:    map[string]string{"delta.logRetentionDuration": "interval 30 days"},
+		CreatedTime:      start.UnixMilli(),
+	}
+	err = l.commit("CREATE TABLE",
+		map[string]any{"protocol": demoProtocol{MinReaderVersion: 1, MinWriterVersion: 2}},
+		map[string]any{"metaData": meta})
+	if err == nil {
+		err = l.commit("WRITE", addFile("part-0000.parquet", nil, start.UnixMilli()))
+	}
+	return l, err
+}
+
+func evolveCustomers(l *demoLog) error {
+	var meta demoMeta
+	if err := readDemoMeta(l.dir, &meta); err != nil {
+		return err
+	}
+	meta.Configuration = map[string]string{"delta.logRetentionDuration": "interval 90 days"}
+	meta.Description = "Customers, one row per account"
+	return l.commit("SET TBLPROPERTIES", map[string]any{"metaData": meta})
+}
+
+// readDemoMeta reads the metaData action of version 0.
+func readDemoMeta(dir string, into *demoMeta) error {
+	data, err := os.ReadFile(filepath.Join(dir, "_delta_log", fmt.Sprintf("%020d.json", 0)))
+	if err != nil {
+		return err
+	}
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var a struct {
+			MetaData *demoMeta `json:"metaData"`
+		}
+		if json.Unmarshal(line, &a) == nil && a.MetaData != nil {
+			*into = *a.MetaData
+			return nil
+		}
+	}
+	return fmt.Errorf("demo: no metaData in %s", dir)
+}
+
+// createManagedDemoTable creates a catalog-managed table the way an engine
+// does: a staging table, the first commit at the staged location, then
+// createTable with the catalog-managed protocol and properties.
+func createManagedDemoTable(ctx context.Context, client *catalog.Client, name catalog.TableName, start time.Time) error {
+	staging, err := createStagingTable(ctx, client, name)
+	if err != nil {
+		return err
+	}
+	proto := demoProtocol{MinReaderVersion: 3, MinWriterVersion: 7,
+		ReaderFeatures: []string{"catalogManaged", "deletionVectors", "v2Checkpoint", "vacuumProtocolCheck"},
+		WriterFeatures: []string{"catalogManaged", "deletionVectors", "v2Checkpoint", "vacuumProtocolCheck", "inCommitTimestamp"}}
+	props := map[string]string{
+		"delta.enableDeletionVectors": "true", "delta.checkpointPolicy": "v2",
+		"delta.enableInCommitTimestamps": "true", "delta.checkpoint.writeStatsAsStruct": "true",
+		"delta.checkpoint.writeStatsAsJson": "true", "io.unitycatalog.tableId": staging.ID,
+	}
+	schema := demoSchema(col("event_id", "long"), col("kind", "string"), col("at", "timestamp"))
+	dir := strings.TrimPrefix(staging.Location, "file://")
+	l, err := newDemoLog(dir, start)
+	if err != nil {
+		return err
+	}
+	meta := demoMeta{ID: staging.ID, Description: "Operational events",
+		Format:       map[string]any{"provider": "parquet", "options": map[string]string{}},
+		SchemaString: schema, PartitionColumns: []string{}, Configuration: props, CreatedTime: start.UnixMilli()}
+	if err := l.commit("CREATE TABLE", map[string]any{"protocol": proto}, map[string]any{"metaData": meta}); err != nil {
+		return err
+	}
+	cols, err := catalog.ColumnsFromSchemaString(schema)
+	if err != nil {
+		return err
+	}
+	_, err = client.CreateTable(ctx, name.Catalog, name.Schema, catalog.CreateTableRequest{
+		Name: name.Table, Location: staging.Location, TableType: catalog.TableTypeManaged,
+		Comment: meta.Description, Columns: cols, PartitionColumns: []string{},
+		Protocol: catalog.Protocol{MinReaderVersion: proto.MinReaderVersion, MinWriterVersion: proto.MinWriterVersion,
+			ReaderFeatures: proto.ReaderFeatures, WriterFeatures: proto.WriterFeatures},
+		Properties: props, LastCommitTimestampMs: l.clock.UnixMilli(),
+	})
+	return err
+}
+
+type stagingTable struct {
+	ID       string `json:"table-id"`
+	Location string `json:"location"`
+}
+
+// createStagingTable calls the Delta API's staging-tables endpoint.
+func createStagingTable(ctx context.Context, client *catalog.Client, name catalog.TableName) (*stagingTable, error) {
+	body, _ := json.Marshal(map[string]string{"name": name.Table})
+	u := fmt.Sprintf("%s/delta/v1/catalogs/%s/schemas/%s/staging-tables", client.BaseURL(), name.Catalog, name.Schema)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return nil, fmt.Errorf("demo: staging table for %s: HTTP %d: %s", name, resp.StatusCode, b)
+	}
+	var st stagingTable
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return nil, fmt.Errorf("demo: staging table for %s: %w", name, err)
+	}
+	return &st, nil
+}

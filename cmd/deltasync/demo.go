@@ -225,8 +225,8 @@ func writeOrders(dir string, start time.Time) (*demoLog, error) {
 	}
 	meta := demoMeta{
 		ID: "2f1c4a8e-3b7d-4e59-9c0a-5d6e7f8a9b01", Description: "One row per customer order",
-		Format:       map[string]any{"provider": "parquet", "options": map[string]string{}},
-		SchemaString: demoSchema(col("order_id", "long"), col("amount", "decimal(10,2)"), col("country", "string"), col("ordered_at", "timestamp")),
+		Format:           map[string]any{"provider": "parquet", "options": map[string]string{}},
+		SchemaString:     demoSchema(col("order_id", "long"), col("amount", "decimal(10,2)"), col("country", "string"), col("ordered_at", "timestamp")),
 		PartitionColumns: []string{"country"},
 		Configuration:    map[string]string{"delta.appendOnly": "false"},
 		CreatedTime:      start.UnixMilli(),

@@ -2,6 +2,7 @@ package uctest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
@@ -67,8 +68,12 @@ func nonNil(m map[string]string) map[string]string {
 
 func (s *Server) handleCreateCatalog(w http.ResponseWriter, r *http.Request) {
 	var req namedInfo
-	if err := json.Unmarshal(mustBody(r), &req); err != nil || strings.TrimSpace(req.Name) == "" {
-		writeError(w, r, invalid("name is required"))
+	if err := json.Unmarshal(mustBody(r), &req); err != nil {
+		writeError(w, r, invalid("Invalid request body: %v", err))
+		return
+	}
+	if aerr := checkObjectName(req.Name); aerr != nil {
+		writeError(w, r, aerr)
 		return
 	}
 	s.mu.Lock()
@@ -158,8 +163,12 @@ func (s *Server) handleCreateSchema(w http.ResponseWriter, r *http.Request) {
 		namedInfo
 		CatalogName string `json:"catalog_name"`
 	}
-	if err := json.Unmarshal(mustBody(r), &req); err != nil || strings.TrimSpace(req.Name) == "" {
-		writeError(w, r, invalid("name is required"))
+	if err := json.Unmarshal(mustBody(r), &req); err != nil {
+		writeError(w, r, invalid("Invalid request body: %v", err))
+		return
+	}
+	if aerr := checkObjectName(req.Name); aerr != nil {
+		writeError(w, r, aerr)
 		return
 	}
 	s.mu.Lock()
@@ -218,7 +227,10 @@ func (s *Server) handleGetSchema(w http.ResponseWriter, r *http.Request) {
 // tableInfo is the classic TableInfo (§7.2).
 func tableInfo(t *Table) map[string]any {
 	cols := []any{}
-	if !t.ColumnsCorrupt {
+	for _, c := range t.classicCols {
+		cols = append(cols, c)
+	}
+	if !t.ColumnsCorrupt && t.classicCols == nil {
 		for i, f := range t.Columns.Fields {
 			tj, _ := json.Marshal(f.wire(camel))
 			c := map[string]any{
@@ -364,17 +376,25 @@ func (s *Server) handleClassicCreateTable(w http.ResponseWriter, r *http.Request
 	for k, v := range req.Properties {
 		t.Properties[k] = v
 	}
+	if aerr := checkObjectName(req.Name); aerr != nil {
+		writeError(w, r, aerr)
+		return
+	}
 	type part struct {
 		idx  int
 		name string
 	}
 	var parts []part
-	for _, c := range req.Columns {
-		f, ok := classicField(c)
-		if !ok {
-			t.ColumnsCorrupt = true
+	for i, c := range req.Columns {
+		f, aerr := classicField(c, format == "DELTA")
+		if aerr != nil {
+			writeError(w, r, aerr)
+			return
 		}
 		t.Columns.Fields = append(t.Columns.Fields, f)
+		if format != "DELTA" {
+			t.classicCols = append(t.classicCols, classicColumnInfo(c, i))
+		}
 		if c.PartitionIndex != nil {
 			parts = append(parts, part{*c.PartitionIndex, c.Name})
 		}
@@ -405,29 +425,69 @@ func (s *Server) handleClassicCreateTable(w http.ResponseWriter, r *http.Request
 	writeJSON(w, http.StatusOK, tableInfo(t))
 }
 
-// classicField turns a ColumnInfo into a field: from type_json when it
-// parses, else from a primitive type_name.
-func classicField(c classicColumn) (Field, bool) {
-	if c.TypeJSON != "" {
-		if v, err := decodeAny([]byte(c.TypeJSON)); err == nil {
-			if f, err := parseField(v, "type_json", camel); err == nil {
-				return f, true
-			}
+// classicField checks a create request's ColumnInfo the way the server does
+// (type_json must be Spark StructField JSON naming the same column; for
+// DELTA the full Delta type check, for other formats only its shape) and
+// returns the field it describes.
+func classicField(c classicColumn, delta bool) (Field, *apiError) {
+	bad := func(format string, args ...any) *apiError {
+		return invalid("Invalid type_json for column %s: %s", c.Name, fmt.Sprintf(format, args...))
+	}
+	if c.TypeText == "" {
+		return Field{}, invalid("type_text is required for column %s.", c.Name)
+	}
+	if c.TypeJSON == "" {
+		return Field{}, bad("Column %s has null/empty typeJson", c.Name)
+	}
+	v, err := decodeAny([]byte(c.TypeJSON))
+	if err != nil {
+		return Field{}, bad("Failed to parse typeJson for column %s: %s", c.Name, c.TypeJSON)
+	}
+	m, _ := v.(map[string]any)
+	if m == nil {
+		return Field{}, bad("Failed to parse typeJson for column %s: %s", c.Name, c.TypeJSON)
+	}
+	for _, k := range []string{"name", "type", "nullable", "metadata"} {
+		if m[k] == nil {
+			return Field{}, bad("type_json.%s is required.", k)
 		}
 	}
-	nullable := c.Nullable == nil || *c.Nullable
-	md := map[string]any{}
-	if c.Comment != nil {
-		md["comment"] = *c.Comment
+	f, err := parseField(v, "type_json", camel)
+	if err != nil && delta {
+		return Field{}, bad("%s", err.Error())
 	}
-	for name, p := range primitives {
-		if p.typeName == strings.ToUpper(c.TypeName) || p.typeText == strings.ToLower(c.TypeText) {
-			return Field{Name: c.Name, Type: DataType{Name: name}, Nullable: nullable, Metadata: md}, c.TypeJSON == ""
-		}
+	if err != nil { // a type Delta does not have (char(n), ...): keep the shape only
+		name, _ := m["name"].(string)
+		nullable, _ := m["nullable"].(bool)
+		md, _ := m["metadata"].(map[string]any)
+		f = Field{Name: name, Type: DataType{Name: "string"}, Nullable: nullable, Metadata: md}
 	}
-	return Field{Name: c.Name, Type: DataType{Name: "string"}, Nullable: nullable, Metadata: md}, false
+	if f.Name != c.Name {
+		return Field{}, bad("field name %s does not match column name %s", f.Name, c.Name)
+	}
+	if c.Nullable != nil && *c.Nullable != f.Nullable {
+		return Field{}, bad("field nullable %v does not match column nullable %v", f.Nullable, *c.Nullable)
+	}
+	return f, nil
 }
 
+// classicColumnInfo is the ColumnInfo a non-Delta table shows, as created.
+func classicColumnInfo(c classicColumn, pos int) map[string]any {
+	m := map[string]any{"name": c.Name, "type_text": strings.ToLower(c.TypeText), "type_json": c.TypeJSON, "position": pos}
+	if c.TypeName != "" {
+		m["type_name"] = c.TypeName
+	}
+	if c.Nullable != nil {
+		m["nullable"] = *c.Nullable
+	}
+	if c.PartitionIndex != nil {
+		m["partition_index"] = *c.PartitionIndex
+	}
+	if c.Comment != nil {
+		m["comment"] = *c.Comment
+	}
+	return m
+}
 func (s *Server) handleDeleteCatalog(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	s.mu.Lock()

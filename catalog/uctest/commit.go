@@ -12,10 +12,10 @@ func (s *Server) applyCommit(t *Table, u *updateRequest) (replay bool, aerr *api
 		return false, invalid("add-commit and set-latest-backfilled-version require a MANAGED Delta table.")
 	}
 	if u.has["add-commit"] && u.commit == nil {
-		return false, invalid("add-commit requires a commit")
+		return false, invalid("add-commit requires a commit block.")
 	}
 	if u.has["set-latest-backfilled-version"] && u.publishedVer == nil {
-		return false, invalid("set-latest-backfilled-version requires latest-published-version")
+		return false, invalid("set-latest-backfilled-version requires latest-published-version.")
 	}
 	if u.commit == nil {
 		return false, backfillOnly(t, *u.publishedVer)
@@ -29,13 +29,8 @@ func (s *Server) applyCommit(t *Table, u *updateRequest) (replay bool, aerr *api
 		if s.cfg.firstCommitV1 && c.Version != 1 {
 			return false, invalid("The first commit after create must be version 1, but got %d", c.Version)
 		}
+		// A backfill notice riding on the onboarding commit is ignored.
 		t.Commits = append(t.Commits, c)
-		if u.publishedVer != nil {
-			if *u.publishedVer > c.Version {
-				return false, invalid("Should not backfill version %d, the latest commit version is %d", *u.publishedVer, c.Version)
-			}
-			backfill(t, *u.publishedVer)
-		}
 		return false, nil
 	}
 	last := t.Commits[len(t.Commits)-1].Version
@@ -49,14 +44,14 @@ func (s *Server) applyCommit(t *Table, u *updateRequest) (replay bool, aerr *api
 			}
 			return false, commitConflict("Commit version already accepted. Version %d was accepted with commit file %s, but the request carried %s.", c.Version, old.FileName, c.FileName)
 		}
-		return false, commitConflict("Commit version already accepted. Version %d was accepted and has been backfilled.", c.Version)
+		return false, commitConflict("Commit version already accepted. Current table version is %d", last)
 	}
 	if c.Version > last+1 {
 		return false, invalid("Commit version must be the next version after the latest commit %d, but got %d", last, c.Version)
 	}
 	if u.publishedVer != nil {
 		if *u.publishedVer > last {
-			return false, invalid("Should not backfill version %d, the latest commit version is %d", *u.publishedVer, last)
+			return false, invalid("Latest backfilled version %d cannot be greater than the last commit version = %d", *u.publishedVer, last)
 		}
 		backfill(t, *u.publishedVer)
 	}
@@ -68,7 +63,7 @@ func (s *Server) applyCommit(t *Table, u *updateRequest) (replay bool, aerr *api
 	}
 	if pending+1 > maxUnbackfilledCommits {
 		return false, &apiError{Status: http.StatusTooManyRequests, Type: "ResourceExhaustedException", Code: "RESOURCE_EXHAUSTED",
-			Message: "Max number of commits per table reached"}
+			Message: "Max number of commits per table reached: " + t.UUID}
 	}
 	t.Commits = append(t.Commits, c)
 	return false, nil
@@ -77,15 +72,15 @@ func (s *Server) applyCommit(t *Table, u *updateRequest) (replay bool, aerr *api
 func checkCommit(w *wireCommit) (Commit, *apiError) {
 	switch {
 	case w.Version == nil || *w.Version <= 0:
-		return Commit{}, invalid("commit.version must be > 0")
+		return Commit{}, invalid("Field must be positive: version")
 	case w.Timestamp == nil || *w.Timestamp <= 0:
-		return Commit{}, invalid("commit.timestamp must be > 0")
-	case w.FileSize == nil || *w.FileSize <= 0:
-		return Commit{}, invalid("commit.file-size must be > 0")
-	case w.FileModificationTimestamp == nil || *w.FileModificationTimestamp <= 0:
-		return Commit{}, invalid("commit.file-modification-timestamp must be > 0")
+		return Commit{}, invalid("Field must be positive: timestamp")
 	case w.FileName == nil || *w.FileName == "":
-		return Commit{}, invalid("commit.file-name is required")
+		return Commit{}, invalid("Field can not be empty: file_name")
+	case w.FileSize == nil || *w.FileSize <= 0:
+		return Commit{}, invalid("Field must be positive: file_size")
+	case w.FileModificationTimestamp == nil || *w.FileModificationTimestamp <= 0:
+		return Commit{}, invalid("Field must be positive: file_modification_timestamp")
 	case strings.ContainsAny(*w.FileName, `/\`) || *w.FileName == "." || *w.FileName == "..":
 		return Commit{}, invalid("commit.file-name must be a single path segment, got %q", *w.FileName)
 	}
@@ -95,11 +90,11 @@ func checkCommit(w *wireCommit) (Commit, *apiError) {
 
 func backfillOnly(t *Table, v int64) *apiError {
 	if len(t.Commits) == 0 {
-		return invalid("Backfill request requires a prior commit on the table.")
+		return invalid("Backfill request requires a prior commit; the table's commit log is empty.")
 	}
 	last := t.Commits[len(t.Commits)-1].Version
 	if v > last {
-		return invalid("Should not backfill version %d, the latest commit version is %d", v, last)
+		return invalid("Should not backfill version %d while the last version committed is %d", v, last)
 	}
 	backfill(t, v)
 	return nil

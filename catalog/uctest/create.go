@@ -3,6 +3,7 @@ package uctest
 import (
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,7 +39,7 @@ func parseDomainUpdates(raw json.RawMessage, what string) (domainUpdates, *apiEr
 	var du domainUpdates
 	var m map[string]json.RawMessage
 	if len(raw) == 0 || string(raw) == "null" {
-		return du, invalid("%s requires domain metadata updates", what)
+		return du, invalid("%s requires an updates block.", what)
 	}
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return du, invalid("%s: invalid domain metadata: %v", what, err)
@@ -67,7 +68,7 @@ func parseDomainUpdates(raw json.RawMessage, what string) (domainUpdates, *apiEr
 		}
 	}
 	if du.Clustering == nil && du.RowTracking == nil {
-		return du, invalid("%s requires at least one domain entry", what)
+		return du, invalid("%s requires at least one domain entry. Supported domains: [delta.clustering, delta.rowTracking]", what)
 	}
 	return du, nil
 }
@@ -106,7 +107,10 @@ func applyProtocol(props map[string]string, p *wireProtocol) {
 
 func checkProtocol(p *wireProtocol, what string) *apiError {
 	if p == nil {
-		return invalid("%s requires a protocol", what)
+		if what == "set-protocol" {
+			return invalid("set-protocol requires a protocol.")
+		}
+		return invalid("protocol is required.")
 	}
 	if p.MinReaderVersion == nil {
 		return invalid("%s: protocol.min-reader-version is required", what)
@@ -122,42 +126,49 @@ func checkProtocol(p *wireProtocol, what string) *apiError {
 func checkContract(p *wireProtocol, props map[string]string, hasClustering, hasRowTracking bool) *apiError {
 	for _, f := range p.ReaderFeatures {
 		if !slices.Contains(p.WriterFeatures, f) {
-			return invalid("Reader feature %s must also be a writer feature", f)
+			return invalid("Feature '%s' is in reader-features but not writer-features. Per the Delta protocol, every reader-feature must also be a writer-feature.", f)
 		}
 	}
-	if *p.MinReaderVersion < 3 || *p.MinWriterVersion < 7 {
-		return invalid("Catalog-managed tables require min-reader-version >= 3 and min-writer-version >= 7, got %d/%d", *p.MinReaderVersion, *p.MinWriterVersion)
+	if *p.MinReaderVersion < 3 {
+		return invalid("MANAGED table minReaderVersion must be at least 3 (got %d).", *p.MinReaderVersion)
+	}
+	if *p.MinWriterVersion < 7 {
+		return invalid("MANAGED table minWriterVersion must be at least 7 (got %d).", *p.MinWriterVersion)
 	}
 	for _, f := range requiredReaderFeatures {
 		if !slices.Contains(p.ReaderFeatures, f) {
-			return invalid("Missing required reader feature: %s", f)
+			return invalid("MANAGED table missing required reader-feature '%s'.", f)
 		}
 	}
 	for _, f := range requiredWriterFeatures {
 		if !slices.Contains(p.WriterFeatures, f) {
-			return invalid("Missing required writer feature: %s", f)
+			return invalid("MANAGED table missing required writer-feature '%s'.", f)
 		}
 	}
 	if err := checkDomainFeatures(p.WriterFeatures, hasClustering, hasRowTracking); err != nil {
 		return err
 	}
 	for _, kv := range requiredProperties {
-		if props[kv[0]] != kv[1] {
-			return invalid("Property %s must be %s, got %q", kv[0], kv[1], props[kv[0]])
+		if v, ok := props[kv[0]]; !ok || v != kv[1] {
+			got := "null"
+			if ok {
+				got = v
+			}
+			return invalid("MANAGED table required property '%s' must be '%s' (got '%s').", kv[0], kv[1], got)
 		}
 	}
 	if strings.TrimSpace(props["io.unitycatalog.tableId"]) == "" {
-		return invalid("Property io.unitycatalog.tableId is required")
+		return invalid("MANAGED table required property 'io.unitycatalog.tableId' is missing.")
 	}
 	return nil
 }
 
 func checkDomainFeatures(writerFeatures []string, hasClustering, hasRowTracking bool) *apiError {
 	if hasClustering && !slices.Contains(writerFeatures, "clustering") {
-		return invalid("delta.clustering domain metadata requires the clustering writer feature")
+		return invalid("domain-metadata.delta.clustering requires the 'clustering' writer feature.")
 	}
 	if hasRowTracking && !slices.Contains(writerFeatures, "rowTracking") {
-		return invalid("delta.rowTracking domain metadata requires the rowTracking writer feature")
+		return invalid("domain-metadata.delta.rowTracking requires the 'rowTracking' writer feature.")
 	}
 	return nil
 }
@@ -180,12 +191,12 @@ func resolvePartitions(cols StructType, parts []string) ([]string, *apiError) {
 	seen := map[string]bool{}
 	for _, p := range parts {
 		i := cols.fieldIndex(p)
-		if i < 0 {
-			return nil, invalid("partition-columns references unknown column: %s", p)
-		}
 		low := strings.ToLower(p)
 		if seen[low] {
-			return nil, invalid("partition-columns has a duplicate column: %s", p)
+			return nil, invalid("partition-columns contains duplicate entry (case-insensitive): %s", p)
+		}
+		if i < 0 {
+			return nil, invalid("partition-columns references unknown column: %s", p)
 		}
 		seen[low] = true
 		out = append(out, cols.Fields[i].Name)
@@ -226,24 +237,17 @@ func (s *Server) createTable(cat, sch string, req *createRequest) (map[string]an
 	// Validation order: name, location, column shape, table-type, protocol,
 	// last-commit-timestamp-ms (§2.3).
 	if req.Name == nil || strings.TrimSpace(*req.Name) == "" {
-		return nil, invalid("name is required.")
+		return nil, invalid("Table name is required.")
 	}
 	if req.Location == nil || strings.TrimSpace(*req.Location) == "" {
-		return nil, invalid("location is required.")
+		return nil, invalid("Table location is required.")
 	}
 	cols, aerr := parseColumns(req.Columns)
 	if aerr != nil {
 		return nil, aerr
 	}
-	if len(cols.Fields) == 0 {
-		return nil, invalid("columns requires at least one column.")
-	}
-	parts, aerr := resolvePartitions(cols, req.PartitionColumns)
-	if aerr != nil {
-		return nil, aerr
-	}
 	if req.TableType == nil || (*req.TableType != "MANAGED" && *req.TableType != "EXTERNAL") {
-		return nil, invalid("table-type must be MANAGED or EXTERNAL.")
+		return nil, invalid("table-type is required.")
 	}
 	if aerr := checkProtocol(req.Protocol, "createTable"); aerr != nil {
 		return nil, aerr
@@ -257,12 +261,25 @@ func (s *Server) createTable(cat, sch string, req *createRequest) (map[string]an
 			return nil, aerr
 		}
 	}
+	managed := *req.TableType == "MANAGED"
+	if managed {
+		// MANAGED only: the catalog-managed contract, before any lookup.
+		if aerr := checkContract(req.Protocol, req.Properties, du.Clustering != nil, du.RowTracking != nil); aerr != nil {
+			return nil, aerr
+		}
+	}
 	wantsIceberg := strings.Contains(strings.ToLower(req.Properties["delta.universalFormat.enabledFormats"]), "iceberg")
 	if wantsIceberg != (req.Uniform != nil) {
-		return nil, invalid("uniform is required if and only if delta.universalFormat.enabledFormats includes iceberg")
+		return nil, invalid("uniform is required if and only if delta.universalFormat.enabledFormats includes iceberg.")
+	}
+	parts, aerr := resolvePartitions(cols, req.PartitionColumns)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if aerr := checkObjectName(*req.Name); aerr != nil {
+		return nil, aerr
 	}
 	loc := normalizeLocation(*req.Location)
-	managed := *req.TableType == "MANAGED"
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -271,7 +288,7 @@ func (s *Server) createTable(cat, sch string, req *createRequest) (map[string]an
 		return nil, aerr
 	}
 	if _, taken := sc.tables[*req.Name]; taken {
-		return nil, errf(http.StatusConflict, "AlreadyExistsException", "TABLE_ALREADY_EXISTS", "Table already exists: %s.%s.%s", cat, sch, *req.Name)
+		return nil, tableExists(cat + "." + sch + "." + *req.Name)
 	}
 	props := map[string]string{}
 	for k, v := range req.Properties {
@@ -285,21 +302,18 @@ func (s *Server) createTable(cat, sch string, req *createRequest) (map[string]an
 			return nil, errf(http.StatusNotFound, "NoSuchTableException", "TABLE_NOT_FOUND", "Staging table not found: %s", loc)
 		}
 		if st.finalized {
-			return nil, invalid("Staging table %s has already been committed", st.id)
-		}
-		if aerr := checkContract(req.Protocol, props, du.Clustering != nil, du.RowTracking != nil); aerr != nil {
-			return nil, aerr
+			return nil, errf(http.StatusBadRequest, "InvalidParameterValueException", "FAILED_PRECONDITION", "Staging table already committed: %s", loc)
 		}
 		if props["io.unitycatalog.tableId"] != st.id {
-			return nil, invalid("io.unitycatalog.tableId must be the staging table id %s, got %q", st.id, props["io.unitycatalog.tableId"])
+			return nil, invalid("the table id (%s) does not match the properties io.unitycatalog.tableId(%s).", st.id, props["io.unitycatalog.tableId"])
 		}
 		id = st.id
 	} else {
 		if bareRoot(loc) {
-			return nil, invalid("Location %s must not be a bare bucket root", loc)
+			return nil, invalid("External table storage location must include a non-empty path prefix: %s", *req.Location)
 		}
 		if strings.HasPrefix(loc+"/", s.cfg.managedRoot+"/") || strings.HasPrefix(s.cfg.managedRoot+"/", loc+"/") {
-			return nil, invalid("Location %s overlaps managed storage", loc)
+			return nil, invalid("Location %s overlaps managed storage %s", loc, s.cfg.managedRoot)
 		}
 	}
 	applyProtocol(props, req.Protocol)
@@ -318,4 +332,23 @@ func (s *Server) createTable(cat, sch string, req *createRequest) (map[string]an
 	}
 	sc.tables[t.Name] = t
 	return s.loadResponse(t), nil
+}
+
+var objectNameRE = regexp.MustCompile(`^[a-zA-Z0-9_@-]+$`)
+
+// checkObjectName is the server's rule for catalog, schema and table names.
+func checkObjectName(name string) *apiError {
+	switch {
+	case name == "":
+		return invalid("Name cannot be empty")
+	case len(name) > 255:
+		return invalid("Name cannot be longer than 255 characters")
+	case !objectNameRE.MatchString(name):
+		return invalid("Name cannot contain a period, space, forward-slash, or control characters")
+	}
+	return nil
+}
+
+func tableExists(full string) *apiError {
+	return errf(http.StatusConflict, "AlreadyExistsException", "TABLE_ALREADY_EXISTS", "Table already exists: %s", full)
 }

@@ -51,7 +51,7 @@ var deltaEndpoints = []string{
 func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 	c := r.URL.Query().Get("catalog")
 	if strings.TrimSpace(c) == "" {
-		writeError(w, r, invalid("catalog is required"))
+		writeError(w, r, invalid("Must supply a proper catalog in catalog parameter."))
 		return
 	}
 	s.mu.Lock()
@@ -93,7 +93,11 @@ func (s *Server) handleCreateStaging(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if strings.TrimSpace(req.Name) == "" {
-		writeError(w, r, invalid("name is required"))
+		writeError(w, r, invalid("Staging table name is required."))
+		return
+	}
+	if aerr := checkObjectName(req.Name); aerr != nil {
+		writeError(w, r, aerr)
 		return
 	}
 	cat, sch := r.PathValue("catalog"), r.PathValue("schema")
@@ -101,7 +105,7 @@ func (s *Server) handleCreateStaging(w http.ResponseWriter, r *http.Request) {
 	sc, aerr := s.lookupSchema(cat, sch)
 	if aerr == nil {
 		if _, taken := sc.tables[req.Name]; taken {
-			aerr = errf(http.StatusConflict, "AlreadyExistsException", "TABLE_ALREADY_EXISTS", "Table already exists: %s.%s.%s", cat, sch, req.Name)
+			aerr = tableExists(cat + "." + sch + "." + req.Name)
 		}
 	}
 	if aerr != nil {
@@ -194,10 +198,15 @@ func normalizeLocation(loc string) string {
 
 var multiSlash = regexp.MustCompile(`/{2,}`)
 
-// bareRoot reports a location that is a bucket (or filesystem) root.
+// bareRoot reports a cloud location that is a bucket root (s3, gs, abfs[s]).
 func bareRoot(loc string) bool {
 	u, err := url.Parse(loc)
 	if err != nil {
+		return false
+	}
+	switch u.Scheme {
+	case "s3", "gs", "abfs", "abfss":
+	default:
 		return false
 	}
 	p := strings.Trim(u.Path, "/")
@@ -230,7 +239,7 @@ func (s *Server) handleLoad(w http.ResponseWriter, r *http.Request) {
 	var resp map[string]any
 	if aerr == nil {
 		if t.Format != "DELTA" {
-			aerr = unsupportedFormat()
+			aerr = unsupportedFormat(t.FullName())
 		} else {
 			resp = s.loadResponse(t)
 		}
@@ -350,13 +359,13 @@ func (s *Server) handleStagingCredentials(w http.ResponseWriter, r *http.Request
 	s.mu.Lock()
 	var cred map[string]any
 	for _, st := range s.staging {
-		if st.id == id && !st.finalized {
+		if st.id == id {
 			cred = s.credentialLocked(st.location, "READ_WRITE")
 		}
 	}
 	s.mu.Unlock()
 	if cred == nil {
-		writeError(w, r, errf(http.StatusNotFound, "NoSuchTableException", "TABLE_NOT_FOUND", "Staging table not found: %s", id))
+		writeError(w, r, errf(http.StatusNotFound, "NoSuchTableException", "TABLE_NOT_FOUND", "Staging table not found with id: %s", id))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"storage-credentials": []any{cred}})
@@ -374,7 +383,7 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	t, aerr := s.lookup(c, sc, tn)
 	if aerr == nil && !strings.EqualFold(t.UUID, req.TableID) {
-		aerr = invalid("table-id %s does not match table %s (%s)", req.TableID, t.FullName(), t.UUID)
+		aerr = invalid("table-id %s does not match table %s.", req.TableID, t.FullName())
 	}
 	s.mu.Unlock()
 	if aerr != nil {
@@ -393,7 +402,11 @@ func (s *Server) handleRename(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if strings.TrimSpace(req.NewName) == "" {
-		writeError(w, r, invalid("new-name is required"))
+		writeError(w, r, invalid("New table name is required."))
+		return
+	}
+	if aerr := checkObjectName(req.NewName); aerr != nil {
+		writeError(w, r, aerr)
 		return
 	}
 	c, sc, tn := pathTable(r)
@@ -402,7 +415,7 @@ func (s *Server) handleRename(w http.ResponseWriter, r *http.Request) {
 	if aerr == nil && req.NewName != tn {
 		tables := s.catalogs[c].schemas[sc].tables
 		if _, taken := tables[req.NewName]; taken {
-			aerr = errf(http.StatusConflict, "AlreadyExistsException", "TABLE_ALREADY_EXISTS", "Table already exists: %s.%s.%s", c, sc, req.NewName)
+			aerr = tableExists(c + "." + sc + "." + req.NewName)
 		} else {
 			delete(tables, tn)
 			t.Name = req.NewName

@@ -46,8 +46,8 @@ func tableNotFound(full string) *apiError {
 	return errf(http.StatusNotFound, "NoSuchTableException", "TABLE_NOT_FOUND", "Table not found: %s", full)
 }
 
-func unsupportedFormat() *apiError {
-	return errf(http.StatusBadRequest, "UnsupportedTableFormatException", "UNSUPPORTED_TABLE_FORMAT", "Table is not a Delta table")
+func unsupportedFormat(full string) *apiError {
+	return errf(http.StatusBadRequest, "UnsupportedTableFormatException", "UNSUPPORTED_TABLE_FORMAT", "Table is not a Delta table: %s", full)
 }
 
 // typeForStatus picks a Delta error type for an injected failure.

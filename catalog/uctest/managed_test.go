@@ -163,7 +163,7 @@ func TestManagedOptions(t *testing.T) {
 			t.Errorf("set-protocol breaking the contract: %d %s", r.status, r.body)
 		}
 		r = do(t, "POST", path, upd(id, "", map[string]any{"action": "set-domain-metadata", "updates": map[string]any{"delta.clustering": map[string]any{"clusteringColumns": [][]string{{"id"}}}}}))
-		if r.status != 400 || !strings.Contains(r.errMessage(), "clustering writer feature") {
+		if r.status != 400 || !strings.Contains(r.errMessage(), "'clustering' writer feature") {
 			t.Errorf("clustering without the feature: %d %s", r.status, r.body)
 		}
 	})

@@ -28,6 +28,10 @@ type Table struct {
 	Etag             string
 	Commits          []Commit       // MANAGED only, ascending by version
 	Uniform          map[string]any // stored UniForm metadata, if any
+
+	// classicCols are the ColumnInfos of a non-Delta table created through
+	// the classic API, shown as given (their types need not be Delta types).
+	classicCols []map[string]any
 }
 
 // FullName is catalog.schema.table.
@@ -136,6 +140,9 @@ func parseStruct(v any, path string, ks keyStyle) (StructType, error) {
 	if !ok {
 		return StructType{}, required(join(path, "fields"))
 	}
+	if len(raw) == 0 {
+		return StructType{}, fmt.Errorf("%s must contain at least one field.", join(path, "fields"))
+	}
 	st := StructType{Fields: make([]Field, 0, len(raw))}
 	seen := map[string]bool{}
 	for i, fv := range raw {
@@ -146,7 +153,7 @@ func parseStruct(v any, path string, ks keyStyle) (StructType, error) {
 		}
 		low := strings.ToLower(f.Name)
 		if seen[low] {
-			return StructType{}, fmt.Errorf("%s.name duplicates another field (case-insensitive): %s", fp, f.Name)
+			return StructType{}, fmt.Errorf("Duplicate field name (case-insensitive) in %s: %s", fp, f.Name)
 		}
 		seen[low] = true
 		st.Fields = append(st.Fields, f)
@@ -193,7 +200,7 @@ func parseType(v any, path string, ks keyStyle) (DataType, error) {
 			s, _ := strconv.Atoi(m[2])
 			return decimal(p, s, path)
 		}
-		return DataType{}, fmt.Errorf("Unsupported Delta primitive type: %s", t)
+		return DataType{}, fmt.Errorf("%s: Unsupported Delta primitive type: %s", path, t)
 	case map[string]any:
 		kind, _ := t["type"].(string)
 		switch kind {
@@ -257,8 +264,11 @@ func parseType(v any, path string, ks keyStyle) (DataType, error) {
 }
 
 func decimal(p, s int, path string) (DataType, error) {
-	if p < 0 || p > 38 || s < 0 || s > p {
-		return DataType{}, fmt.Errorf("%s: invalid decimal(%d,%d): need 0 <= precision <= 38 and 0 <= scale <= precision", path, p, s)
+	if p < 0 || p > 38 {
+		return DataType{}, fmt.Errorf("%s.precision must be in [0, 38], got %d.", path, p)
+	}
+	if s < 0 || s > p {
+		return DataType{}, fmt.Errorf("%s.scale must be in [0, precision=%d], got %d.", path, p, s)
 	}
 	return DataType{Name: fmt.Sprintf("decimal(%d,%d)", p, s)}, nil
 }

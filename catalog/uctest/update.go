@@ -104,6 +104,9 @@ func parseUpdate(body []byte, specViolation func(string)) (*updateRequest, *apiE
 			u.etag = &e
 		}
 	}
+	if !hasUUID {
+		return nil, invalid("assert-table-uuid requirement is required.")
+	}
 	for _, up := range raw.Updates {
 		var act string
 		_ = json.Unmarshal(up["action"], &act)
@@ -125,9 +128,6 @@ func parseUpdate(body []byte, specViolation func(string)) (*updateRequest, *apiE
 			specViolation(fmt.Sprintf("%s: %v", act, err))
 			return nil, invalid("Invalid %s: %v", act, err)
 		}
-	}
-	if !hasUUID {
-		return nil, invalid("assert-table-uuid requirement is required.")
 	}
 	if u.has["set-properties"] && u.has["remove-properties"] {
 		var both []string
@@ -232,7 +232,7 @@ func (s *Server) update(c, sc, tn string, u *updateRequest) (map[string]any, *ap
 		return nil, aerr
 	}
 	if orig.Format != "DELTA" {
-		return nil, unsupportedFormat()
+		return nil, unsupportedFormat(orig.FullName())
 	}
 	if !strings.EqualFold(u.uuid, orig.UUID) {
 		return nil, conflict("assert-table-uuid failed: expected %s but table has %s", u.uuid, orig.UUID)
@@ -303,20 +303,26 @@ func (s *Server) applyMetadata(t *Table, u *updateRequest) *apiError {
 		cols := t.Columns
 		if u.has["set-columns"] {
 			if len(u.columns) == 0 || string(u.columns) == "null" {
-				return invalid("set-columns requires a columns block")
+				return invalid("set-columns requires a columns block.")
+			}
+			var probe struct {
+				Fields *[]json.RawMessage `json:"fields"`
+			}
+			if err := json.Unmarshal(u.columns, &probe); err != nil || probe.Fields == nil {
+				return invalid("set-columns requires columns.fields.")
+			}
+			if len(*probe.Fields) == 0 {
+				return invalid("set-columns requires at least one column.")
 			}
 			var aerr *apiError
 			if cols, aerr = parseColumns(u.columns); aerr != nil {
 				return aerr
 			}
-			if len(cols.Fields) == 0 {
-				return invalid("set-columns requires at least one column")
-			}
 		}
 		parts := t.PartitionColumns
 		if u.has["set-partition-columns"] {
 			if u.partitions == nil {
-				return invalid("set-partition-columns requires partition-columns")
+				return invalid("set-partition-columns requires a partition-columns list.")
 			}
 			parts = *u.partitions
 		}
@@ -332,21 +338,11 @@ func (s *Server) applyMetadata(t *Table, u *updateRequest) *apiError {
 		}
 		applyProtocol(t.Properties, u.protocol)
 	}
-	if u.has["set-properties"] {
-		if u.setProps == nil {
-			return invalid("set-properties requires updates")
-		}
-		for k, v := range u.setProps {
-			t.Properties[k] = v
-		}
+	for k, v := range u.setProps { // absent or empty updates: a no-op, as on the server
+		t.Properties[k] = v
 	}
-	if u.has["remove-properties"] {
-		if u.removals == nil {
-			return invalid("remove-properties requires removals")
-		}
-		for _, k := range u.removals {
-			delete(t.Properties, k)
-		}
+	for _, k := range u.removals {
+		delete(t.Properties, k)
 	}
 	if u.has["set-domain-metadata"] {
 		du, aerr := parseDomainUpdates(u.domainRaw, "set-domain-metadata")
@@ -355,10 +351,7 @@ func (s *Server) applyMetadata(t *Table, u *updateRequest) *apiError {
 		}
 		s.applyDomains(t.Properties, du)
 	}
-	if u.has["remove-domain-metadata"] {
-		if u.domainsToDel == nil {
-			return invalid("remove-domain-metadata requires domains")
-		}
+	if u.has["remove-domain-metadata"] && u.domainsToDel != nil {
 		for _, d := range *u.domainsToDel {
 			switch d {
 			case domainClustering:
@@ -372,20 +365,20 @@ func (s *Server) applyMetadata(t *Table, u *updateRequest) *apiError {
 	}
 	if u.has["set-table-comment"] {
 		if u.comment == nil {
-			return invalid("set-table-comment requires a comment")
+			return invalid("set-table-comment requires a comment.")
 		}
 		c := *u.comment
 		t.Comment = &c
 	}
 	if u.has["update-metadata-snapshot-version"] {
 		if t.Type != "EXTERNAL" {
-			return invalid("update-metadata-snapshot-version is only supported for EXTERNAL Delta tables, not %s", t.Type)
+			return invalid("update-metadata-snapshot-version is only supported for EXTERNAL Delta tables; for MANAGED tables, use the Delta commit endpoint.")
 		}
 		if u.lastVersion == nil {
-			return invalid("update-metadata-snapshot-version requires last-commit-version")
+			return invalid("update-metadata-snapshot-version requires last-commit-version.")
 		}
 		if u.lastTsMs == nil {
-			return invalid("update-metadata-snapshot-version requires last-commit-timestamp-ms")
+			return invalid("update-metadata-snapshot-version requires last-commit-timestamp-ms.")
 		}
 		t.Properties["delta.lastUpdateVersion"] = strconv.FormatInt(*u.lastVersion, 10)
 		t.Properties["delta.lastCommitTimestamp"] = strconv.FormatInt(*u.lastTsMs, 10)

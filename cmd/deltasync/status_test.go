@@ -1,0 +1,273 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/deltasync/deltasync/sync"
+)
+
+var statusNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func i64(v int64) *int64 { return &v }
+
+// statusFixture has one table of every status, given in name order (as
+// Reconciler.Status returns them).
+func statusFixture() []sync.TableStatus {
+	return []sync.TableStatus{
+		{Table: "main.sales.a_synced", Type: "EXTERNAL", Mode: sync.ModeSync, Status: sync.StatusSynced,
+			Outcome: sync.OutcomeUnchanged, LogVersion: i64(12), CatalogVersion: i64(12),
+			LastSync: statusNow.Add(-30 * time.Second), LastCycle: statusNow.Add(-30 * time.Second)},
+		{Table: "main.sales.b_drift", Type: "EXTERNAL", Mode: sync.ModeWarn, Status: sync.StatusOutOfSync,
+			Outcome: sync.OutcomeFlagged, Drift: []sync.Kind{sync.KindSchema, sync.KindProperties},
+			Reason: "mode warn: drift is flagged, never written", LogVersion: i64(7), CatalogVersion: i64(5),
+			LastSync: statusNow.Add(-3 * time.Hour), LastCycle: statusNow.Add(-time.Minute), OutOfSyncCycles: 2},
+		{Table: "main.sales.c_broken", Type: "", Mode: sync.ModeSync, Status: sync.StatusUnknown,
+			Outcome: sync.OutcomeFailed, Reason: "catalog: 503", LastError: "catalog: 503",
+			LastCycle: statusNow.Add(-time.Minute), OutOfSyncCycles: 1, Failures: 3,
+			NextAttempt: statusNow.Add(90 * time.Second)},
+		{Table: "main.sales.d_drift_longer", Type: "MANAGED", Mode: sync.ModeSync, Status: sync.StatusOutOfSync,
+			Outcome: sync.OutcomeFlagged, Drift: []sync.Kind{sync.KindComment}, LogVersion: i64(3), CatalogVersion: i64(3),
+			LastCycle: statusNow.Add(-time.Minute), OutOfSyncCycles: 9},
+		{Table: "main.sales.e_new"}, // selected, not reconciled yet
+	}
+}
+
+func TestStatusViewOrderAndCounts(t *testing.T) {
+	tests := []struct {
+		name       string
+		in         []sync.TableStatus
+		wantOrder  []string
+		wantCounts []statusCount
+	}{
+		{
+			name:      "problems first",
+			in:        statusFixture(),
+			wantOrder: []string{"main.sales.c_broken", "main.sales.e_new", "main.sales.d_drift_longer", "main.sales.b_drift", "main.sales.a_synced"},
+			wantCounts: []statusCount{
+				{Status: "Unknown", Class: "unknown", N: 2},
+				{Status: "OutOfSync", Class: "outofsync", N: 2},
+				{Status: "Synced", Class: "synced", N: 1},
+			},
+		},
+		{
+			name: "empty",
+			wantCounts: []statusCount{
+				{Status: "Unknown", Class: "unknown"}, {Status: "OutOfSync", Class: "outofsync"}, {Status: "Synced", Class: "synced"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := newStatusView(tt.in, statusNow)
+			var order []string
+			for _, r := range v.Rows {
+				order = append(order, r.Table)
+			}
+			if diff := cmp.Diff(tt.wantOrder, order); diff != "" {
+				t.Errorf("row order (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantCounts, v.Counts); diff != "" {
+				t.Errorf("counts (-want +got):\n%s", diff)
+			}
+			if v.Total != len(tt.in) {
+				t.Errorf("Total = %d, want %d", v.Total, len(tt.in))
+			}
+		})
+	}
+}
+
+func TestStatusViewRow(t *testing.T) {
+	v := newStatusView(statusFixture(), statusNow)
+	rows := map[string]statusRow{}
+	for _, r := range v.Rows {
+		rows[r.Table] = r
+	}
+	tests := []struct {
+		table string
+		want  statusRow
+	}{
+		{"main.sales.b_drift", statusRow{
+			Table: "main.sales.b_drift", Type: "EXTERNAL", Mode: "warn", Status: "OutOfSync", Class: "outofsync",
+			Drift: []string{"schema", "properties"}, LogVersion: "7", CatalogVersion: "5", Lag: "2", Lagging: true,
+			LastSync:        statusTime{Ago: "3h ago", Exact: "2026-11-30 09:00:00 UTC", ISO: "2026-11-30T09:00:00Z"},
+			LastCycle:       statusTime{Ago: "1m ago", Exact: "2026-11-30 11:59:00 UTC", ISO: "2026-11-30T11:59:00Z"},
+			Reason:          "mode warn: drift is flagged, never written",
+			OutOfSyncCycles: 2, NextAttempt: statusTime{Never: true},
+		}},
+		{"main.sales.c_broken", statusRow{
+			Table: "main.sales.c_broken", Type: "—", Mode: "sync", Status: "Unknown", Class: "unknown",
+			LogVersion: "—", CatalogVersion: "—", Lag: "—",
+			LastSync:  statusTime{Never: true},
+			LastCycle: statusTime{Ago: "1m ago", Exact: "2026-11-30 11:59:00 UTC", ISO: "2026-11-30T11:59:00Z"},
+			LastError: "catalog: 503", OutOfSyncCycles: 1, Failures: 3,
+			NextAttempt: statusTime{Ago: "in 1m", Exact: "2026-11-30 12:01:30 UTC", ISO: "2026-11-30T12:01:30Z"},
+		}},
+		{"main.sales.e_new", statusRow{
+			Table: "main.sales.e_new", Type: "—", Mode: "—", Status: "Unknown", Class: "unknown",
+			LogVersion: "—", CatalogVersion: "—", Lag: "—",
+			LastSync: statusTime{Never: true}, LastCycle: statusTime{Never: true}, NextAttempt: statusTime{Never: true},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.table, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, rows[tt.table]); diff != "" {
+				t.Errorf("row (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestStatusAgo(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "just now"},
+		{42 * time.Second, "42s ago"},
+		{5*time.Minute + 59*time.Second, "5m ago"},
+		{3 * time.Hour, "3h ago"},
+		{72 * time.Hour, "3d ago"},
+		{-30 * time.Second, "in 30s"},
+	}
+	for _, tt := range tests {
+		if got := ago(tt.d); got != tt.want {
+			t.Errorf("ago(%s) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}
+
+// getStatusPage serves the page for statuses and returns the response.
+func getStatusPage(t *testing.T, statuses []sync.TableStatus) (*http.Response, string) {
+	t.Helper()
+	h := &statusHandler{status: func() []sync.TableStatus { return statuses }, now: func() time.Time { return statusNow }}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	resp := rec.Result()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(body)
+}
+
+func TestStatusPageEscapesHostileValues(t *testing.T) {
+	const (
+		hostileName  = `main.x.<script>alert("name")</script>`
+		hostileError = `boom"><img src=x onerror=alert(1)> & </td></tr><script>alert('err')</script>`
+		hostileType  = `EXTERNAL<b>`
+	)
+	resp, body := getStatusPage(t, []sync.TableStatus{{
+		Table: hostileName, Type: hostileType, Mode: "warn", Status: sync.StatusUnknown,
+		Drift: []sync.Kind{`<i>schema</i>`}, LastError: hostileError, Reason: `<u>why</u>`,
+	}})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	for _, bad := range []string{"<script", "<img", "<b>", "<i>", "<u>"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("page contains unescaped %q", bad)
+		}
+	}
+	for _, want := range []string{
+		`main.x.&lt;script&gt;alert(&#34;name&#34;)&lt;/script&gt;`,
+		`boom&#34;&gt;&lt;img src=x onerror=alert(1)&gt; &amp; &lt;/td&gt;&lt;/tr&gt;&lt;script&gt;alert(&#39;err&#39;)&lt;/script&gt;`,
+		`EXTERNAL&lt;b&gt;`,
+		`&lt;i&gt;schema&lt;/i&gt;`,
+		`&lt;u&gt;why&lt;/u&gt;`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks escaped %q", want)
+		}
+	}
+}
+
+func TestStatusPageHTML(t *testing.T) {
+	resp, body := getStatusPage(t, statusFixture())
+	wantHeaders := map[string]string{
+		"Content-Type":           "text/html; charset=utf-8",
+		"Cache-Control":          "no-store",
+		"X-Content-Type-Options": "nosniff",
+	}
+	for k, want := range wantHeaders {
+		if got := resp.Header.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
+		t.Errorf("Content-Security-Policy = %q, want default-src 'none'", csp)
+	}
+
+	// Rows in problem-first order, each with its status.
+	rowRE := regexp.MustCompile(`<tr class="row-(\w+)" data-table="([^"]*)" data-status="(\w+)">`)
+	var got [][2]string
+	for _, m := range rowRE.FindAllStringSubmatch(body, -1) {
+		if m[1] != strings.ToLower(m[3]) {
+			t.Errorf("row %s: class row-%s for status %s", m[2], m[1], m[3])
+		}
+		got = append(got, [2]string{m[2], m[3]})
+	}
+	want := [][2]string{
+		{"main.sales.c_broken", "Unknown"},
+		{"main.sales.e_new", "Unknown"},
+		{"main.sales.d_drift_longer", "OutOfSync"},
+		{"main.sales.b_drift", "OutOfSync"},
+		{"main.sales.a_synced", "Synced"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+
+	for _, s := range []string{
+		`<span class="count total">5 tables</span>`,
+		`<span class="count unknown" title="tables Unknown">Unknown 2</span>`,
+		`<span class="count outofsync" title="tables OutOfSync">OutOfSync 2</span>`,
+		`<span class="count synced" title="tables Synced">Synced 1</span>`,
+		`<time datetime="2026-11-30T12:00:00Z">2026-11-30 12:00:00 UTC</time>`,
+		`<meta http-equiv="refresh" content="30">`,
+		`<span class="kind">schema</span><span class="kind">properties</span>`,
+		`<td class="num lagging">2</td>`,
+		`3 failure(s) in a row; next try <time datetime="2026-11-30T12:01:30Z" title="2026-11-30 12:01:30 UTC">in 1m</time>`,
+	} {
+		if !strings.Contains(body, s) {
+			t.Errorf("page lacks %q", s)
+		}
+	}
+	if strings.Contains(strings.ToLower(body), "<script") {
+		t.Error("page has a <script>; it must work without JavaScript")
+	}
+}
+
+func TestStatusPageEmpty(t *testing.T) {
+	_, body := getStatusPage(t, nil)
+	if !strings.Contains(body, "No tables yet") {
+		t.Errorf("empty page lacks the no-tables note:\n%s", body)
+	}
+	if strings.Contains(body, "<table>") {
+		t.Error("empty page renders a table")
+	}
+}
+
+// TestStatusPageServedByRun checks the hook: init sets statusPage, so the
+// daemon's "/" is the HTML page, not the JSON fallback.
+func TestStatusPageServedByRun(t *testing.T) {
+	if statusPage == nil {
+		t.Fatal("statusPage is nil: status.go's init did not set it")
+	}
+	h := statusPage(statusFixture)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodHead, "/", nil))
+	if got := rec.Header().Get("Content-Type"); got != "text/html; charset=utf-8" {
+		t.Errorf("Content-Type = %q", got)
+	}
+	if rec.Body.Len() != 0 {
+		t.Errorf("HEAD returned a body of %d bytes", rec.Body.Len())
+	}
+}

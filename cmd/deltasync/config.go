@@ -1,0 +1,311 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	"sigs.k8s.io/yaml"
+
+	"github.com/deltasync/deltasync/sync"
+)
+
+// config is deltasync's whole configuration: defaults < YAML file (strict,
+// ${VAR} expanded) < DELTASYNC_* environment < flags. It holds no secret
+// values, only where to read them (files, env var names).
+type config struct {
+	Catalog          catalogConfig `json:"catalog"`
+	Tables           []tableRule   `json:"tables,omitempty"`
+	IgnoreProperties []string      `json:"ignore_properties,omitempty"`
+	Credentials      string        `json:"credentials"`
+	Schedule         string        `json:"schedule"`
+	Jitter           duration      `json:"jitter"`
+	Concurrency      int           `json:"concurrency"`
+	Backoff          backoffConfig `json:"backoff"`
+	Listen           string        `json:"listen"`
+	HeartbeatURL     string        `json:"heartbeat_url,omitempty"`
+	Pushgateway      pushConfig    `json:"pushgateway"`
+	Shard            string        `json:"shard,omitempty"`
+	Log              logConfig     `json:"log"`
+}
+
+type catalogConfig struct {
+	URL                string       `json:"url"`
+	TokenFile          string       `json:"token_file,omitempty"`
+	TokenEnv           string       `json:"token_env,omitempty"`
+	OAuth              *oauthConfig `json:"oauth,omitempty"`
+	CAFile             string       `json:"ca_file,omitempty"`
+	InsecureSkipVerify bool         `json:"insecure_skip_verify,omitempty"`
+	Timeout            duration     `json:"timeout"`
+}
+
+type oauthConfig struct {
+	ClientID         string   `json:"client_id"`
+	ClientSecretFile string   `json:"client_secret_file"`
+	TokenURL         string   `json:"token_url"`
+	Scopes           []string `json:"scopes,omitempty"`
+}
+
+type tableRule struct {
+	Include []string `json:"include"`
+	Exclude []string `json:"exclude,omitempty"`
+	Mode    string   `json:"mode,omitempty"`
+}
+
+type backoffConfig struct {
+	Initial duration `json:"initial"`
+	Max     duration `json:"max"`
+}
+
+type pushConfig struct {
+	URL string `json:"url,omitempty"`
+	Job string `json:"job,omitempty"`
+}
+
+type logConfig struct {
+	Format string `json:"format"`
+	Level  string `json:"level"`
+}
+
+// duration is a time.Duration written as "30s" in YAML.
+type duration time.Duration
+
+func (d duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (d *duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("want a duration string such as \"30s\", got %s", b)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = duration(v)
+	return nil
+}
+
+// defaultConfig is the configuration before file, env and flags.
+func defaultConfig() config {
+	b := sync.DefaultBackoff()
+	return config{
+		Catalog:     catalogConfig{Timeout: duration(30 * time.Second)},
+		Credentials: "ambient",
+		Schedule:    "@every 1m",
+		Jitter:      duration(5 * time.Second),
+		Concurrency: 4,
+		Backoff:     backoffConfig{Initial: duration(b.Initial), Max: duration(b.Max)},
+		Listen:      ":9464",
+		Pushgateway: pushConfig{Job: "deltasync"},
+		Log:         logConfig{Format: "json", Level: "info"},
+	}
+}
+
+// parseConfigFile decodes YAML strictly (unknown keys are errors). ${VAR}
+// in string values (not comments) is replaced from env; "$$" is a "$".
+func parseConfigFile(data []byte, env map[string]string, into *config) error {
+	js, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	var doc any
+	if err := json.Unmarshal(js, &doc); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	var missing []string
+	doc = expandStrings(doc, func(name string) string {
+		if name == "$" {
+			return "$"
+		}
+		v, ok := env[name]
+		if !ok {
+			missing = append(missing, name)
+		}
+		return v
+	})
+	var errs []error
+	if len(missing) > 0 {
+		errs = append(errs, fmt.Errorf("config refers to unset environment variables: %s", strings.Join(missing, ", ")))
+	}
+	if js, err = json.Marshal(doc); err == nil {
+		dec := json.NewDecoder(bytes.NewReader(js))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(into)
+	}
+	if err != nil {
+		errs = append(errs, fmt.Errorf("config: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// expandStrings applies os.Expand to every string in a decoded document.
+func expandStrings(v any, mapping func(string) string) any {
+	switch x := v.(type) {
+	case string:
+		return os.Expand(x, mapping)
+	case []any:
+		for i := range x {
+			x[i] = expandStrings(x[i], mapping)
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = expandStrings(x[k], mapping)
+		}
+	}
+	return v
+}
+
+// validate reports every problem at once.
+func (c *config) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if c.Catalog.URL == "" {
+		bad("catalog.url: required (e.g. https://uc.example.com/api/2.1/unity-catalog)")
+	} else if u, err := url.Parse(c.Catalog.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("catalog.url %q: want an http(s) URL", c.Catalog.URL)
+	} else if !strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/api/2.1/unity-catalog") {
+		bad("catalog.url %q: must end in /api/2.1/unity-catalog", c.Catalog.URL)
+	}
+	auth := 0
+	if c.Catalog.TokenFile != "" {
+		auth++
+		if _, err := os.Stat(c.Catalog.TokenFile); err != nil {
+			bad("catalog.token_file: %v", err)
+		}
+	}
+	if c.Catalog.TokenEnv != "" {
+		auth++
+	}
+	if o := c.Catalog.OAuth; o != nil {
+		auth++
+		if o.ClientID == "" {
+			bad("catalog.oauth.client_id: required")
+		}
+		if o.ClientSecretFile == "" {
+			bad("catalog.oauth.client_secret_file: required")
+		} else if _, err := os.Stat(o.ClientSecretFile); err != nil {
+			bad("catalog.oauth.client_secret_file: %v", err)
+		}
+		if u, err := url.Parse(o.TokenURL); o.TokenURL == "" || err != nil || u.Host == "" {
+			bad("catalog.oauth.token_url %q: want an http(s) URL", o.TokenURL)
+		}
+	}
+	if auth > 1 {
+		bad("catalog: set at most one of token_file, token_env and oauth")
+	}
+	if c.Catalog.CAFile != "" {
+		if _, err := os.Stat(c.Catalog.CAFile); err != nil {
+			bad("catalog.ca_file: %v", err)
+		}
+	}
+	if c.Catalog.Timeout <= 0 {
+		bad("catalog.timeout: must be positive")
+	}
+	if len(c.Tables) == 0 {
+		bad("tables: at least one rule with an include pattern is required (or pass --include)")
+	}
+	if _, err := sync.NewSelector(c.rules(), nil); err != nil {
+		errs = append(errs, err)
+	}
+	for _, g := range c.IgnoreProperties {
+		if _, err := path.Match(g, ""); err != nil {
+			bad("ignore_properties %q: %v", g, err)
+		}
+	}
+	if c.Credentials != "vended" && c.Credentials != "ambient" {
+		bad("credentials %q: want vended or ambient", c.Credentials)
+	}
+	if _, err := sync.ParseSchedule(c.Schedule); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Jitter < 0 {
+		bad("jitter: must not be negative")
+	}
+	if c.Concurrency < 1 {
+		bad("concurrency %d: must be at least 1", c.Concurrency)
+	}
+	if c.Backoff.Initial <= 0 || c.Backoff.Max < c.Backoff.Initial {
+		bad("backoff: want 0 < initial <= max, got initial %s max %s",
+			time.Duration(c.Backoff.Initial), time.Duration(c.Backoff.Max))
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		bad("listen %q: %v", c.Listen, err)
+	}
+	for key, v := range map[string]string{"heartbeat_url": c.HeartbeatURL, "pushgateway.url": c.Pushgateway.URL} {
+		if v == "" {
+			continue
+		}
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("%s %q: want an http(s) URL", key, redactURL(v))
+		}
+	}
+	if c.Pushgateway.URL != "" && c.Pushgateway.Job == "" {
+		bad("pushgateway.job: required with pushgateway.url")
+	}
+	if _, err := sync.ParseShard(c.Shard); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Log.Format != "json" && c.Log.Format != "console" {
+		bad("log.format %q: want json or console", c.Log.Format)
+	}
+	if _, err := zapcore.ParseLevel(c.Log.Level); err != nil {
+		bad("log.level %q: want debug, info, warn or error", c.Log.Level)
+	}
+	return errors.Join(errs...)
+}
+
+// rules converts the table rules for sync.NewSelector.
+func (c *config) rules() []sync.Rule {
+	out := make([]sync.Rule, 0, len(c.Tables))
+	for _, t := range c.Tables {
+		out = append(out, sync.Rule{Include: t.Include, Exclude: t.Exclude, Mode: sync.Mode(t.Mode)})
+	}
+	return out
+}
+
+// redacted returns a copy safe to print: URL credentials and query values
+// are hidden (heartbeat URLs often embed a secret).
+func (c config) redacted() config {
+	c.Catalog.URL = redactURL(c.Catalog.URL)
+	c.HeartbeatURL = redactURL(c.HeartbeatURL)
+	c.Pushgateway.URL = redactURL(c.Pushgateway.URL)
+	if c.Catalog.OAuth != nil {
+		o := *c.Catalog.OAuth
+		o.TokenURL = redactURL(o.TokenURL)
+		c.Catalog.OAuth = &o
+	}
+	return c
+}
+
+func redactURL(s string) string {
+	if s == "" {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "[REDACTED]"
+	}
+	if u.User != nil {
+		u.User = url.User("REDACTED")
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q.Set(k, "REDACTED")
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// marshalYAML renders the configuration for check-config.
+func (c config) marshalYAML() ([]byte, error) { return yaml.Marshal(c) }

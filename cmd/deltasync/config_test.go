@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+)
+
+// runCLI runs the binary's run function in-process.
+func runCLI(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	var envList []string
+	for k, v := range env {
+		envList = append(envList, k+"="+v)
+	}
+	code = run(context.Background(), args, envList, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestExampleConfigParsesStrictly(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "config.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"UC_URL": "https://uc.example.com/api/2.1/unity-catalog"}
+	cfg := defaultConfig()
+	if err := parseConfigFile(data, env, &cfg); err != nil {
+		t.Fatalf("example config: %v", err)
+	}
+	// Every key of the config struct appears in the example (commented or not).
+	full, err := yaml.Marshal(config{Catalog: catalogConfig{OAuth: &oauthConfig{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys map[string]any
+	_ = yaml.Unmarshal(full, &keys)
+	var missing []string
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for k, v := range m {
+			if !strings.Contains(string(data), k+":") {
+				missing = append(missing, prefix+k)
+			}
+			if sub, ok := v.(map[string]any); ok {
+				walk(prefix+k+".", sub)
+			}
+		}
+	}
+	walk("", keys)
+	for _, k := range []string{"token_file", "token_env", "ca_file", "heartbeat_url", "shard", "exclude", "mode", "url"} {
+		if !strings.Contains(string(data), k+":") {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("config.example.yaml does not document: %v", missing)
+	}
+}
+
+func TestCheckConfigAcceptsExample(t *testing.T) {
+	dir := t.TempDir()
+	tok := writeFile(t, dir, "token", "secret-token\n")
+	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "config.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := writeFile(t, dir, "c.yaml", strings.ReplaceAll(string(data), "/var/run/secrets/deltasync/uc-token", tok))
+	code, out, errOut := runCLI(t, map[string]string{"UC_URL": "https://user:pw@uc.example.com/api/2.1/unity-catalog"},
+		"check-config", "--config", cfgPath)
+	if code != 0 {
+		t.Fatalf("check-config exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if strings.Contains(out, "pw@") || strings.Contains(out, "secret-token") {
+		t.Errorf("effective config leaks a secret:\n%s", out)
+	}
+	if !strings.Contains(out, "main.sales.*") || !strings.Contains(out, "REDACTED") {
+		t.Errorf("effective config incomplete:\n%s", out)
+	}
+}
+
+func TestCheckConfigReportsEveryProblem(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := writeFile(t, dir, "bad.yaml", `
+catalog:
+  url: ftp://uc.example.com
+  token_file: /nonexistent/token
+  token_env: ALSO_SET
+tables:
+  - include: ["a.b.c.d"]
+    mode: push
+credentials: magic
+schedule: "every now and then"
+concurrency: 0
+backoff: {initial: 10s, max: 1s}
+listen: "nonsense"
+shard: 3/3
+log: {format: xml, level: loud}
+`)
+	code, _, errOut := runCLI(t, nil, "check-config", "--config", cfgPath)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, errOut)
+	}
+	for _, want := range []string{"catalog.url", "token_file", "at most one", "more than three", `mode "push"`,
+		"credentials", "schedule", "concurrency", "backoff", "listen", "shard", "log.format", "log.level"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("problems do not mention %q:\n%s", want, errOut)
+		}
+	}
+}
+
+func TestConfigUnknownKeyAndUnsetVar(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := writeFile(t, dir, "c.yaml", "catalog:\n  url: ${NOPE}\n  tokenfile: x\n")
+	code, _, errOut := runCLI(t, nil, "check-config", "--config", cfgPath)
+	if code != 1 || !strings.Contains(errOut, "NOPE") || !strings.Contains(errOut, `unknown field "tokenfile"`) {
+		t.Errorf("exit %d, stderr:\n%s", code, errOut)
+	}
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := writeFile(t, dir, "c.yaml", `
+catalog: {url: "http://file/api/2.1/unity-catalog"}
+tables: [{include: ["main.*.*"], mode: warn}]
+schedule: "@every 5m"
+concurrency: 2
+log: {level: debug}
+`)
+	env := map[string]string{
+		"DELTASYNC_SCHEDULE":    "@every 2m",
+		"DELTASYNC_CONCURRENCY": "3",
+		"DELTASYNC_LISTEN":      "127.0.0.1:1",
+		"DELTASYNC_EXCLUDE":     "*.tmp_*,*.old_*",
+	}
+	code, out, errOut := runCLI(t, env, "check-config", "--config", cfgPath, "--listen", "127.0.0.1:2",
+		"--catalog-url", "http://flag/api/2.1/unity-catalog", "--mode", "sync")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got config
+	if err := yaml.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := defaultConfig()
+	want.Catalog.URL = "http://flag/api/2.1/unity-catalog"                                                            // flag > file
+	want.Tables = []tableRule{{Include: []string{"main.*.*"}, Exclude: []string{"*.tmp_*", "*.old_*"}, Mode: "sync"}} // env+flag
+	want.Schedule = "@every 2m"                                                                                       // env > file
+	want.Concurrency = 3                                                                                              // env > file
+	want.Listen = "127.0.0.1:2"                                                                                       // flag > env
+	want.Log.Level = "debug"                                                                                          // file > default
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("effective config (-want +got):\n%s", diff)
+	}
+}
+
+func TestIncludeFlagReplacesRules(t *testing.T) {
+	code, out, errOut := runCLI(t, nil, "check-config", "--catalog-url", "http://h/api/2.1/unity-catalog",
+		"--include", "a.b.*", "--include", "c.d.e", "--exclude", "a.b.x", "--mode", "warn")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got config
+	if err := yaml.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []tableRule{{Include: []string{"a.b.*", "c.d.e"}, Exclude: []string{"a.b.x"}, Mode: "warn"}}
+	if diff := cmp.Diff(want, got.Tables); diff != "" {
+		t.Errorf("tables (-want +got):\n%s", diff)
+	}
+}
+
+func TestDurationYAML(t *testing.T) {
+	var c struct {
+		D duration `json:"d"`
+	}
+	if err := yaml.UnmarshalStrict([]byte("d: 90s\n"), &c); err != nil || time.Duration(c.D) != 90*time.Second {
+		t.Errorf("got %v, %v", time.Duration(c.D), err)
+	}
+	if err := yaml.UnmarshalStrict([]byte("d: 5\n"), &c); err == nil {
+		t.Errorf("bare number accepted as duration")
+	}
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"github.com/deltasync/deltasync/sync"
+)
+
+func init() { register(newOnceCommand) }
+
+// newOnceCommand runs one cycle: it syncs what it may and flags the rest
+// (the Kubernetes CronJob entry point). Exit 0: all good; 2: drift remains
+// on watch-only tables; 1: any table failed.
+func newOnceCommand(c *cli) *cobra.Command {
+	var f syncFlags
+	cmd := &cobra.Command{
+		Use:   "once",
+		Short: "Run one sync cycle (exit 0 all good, 2 drift remains on watch-only tables, 1 a table failed)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := c.loadConfig(cmd, &f)
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			a, err := c.newApp(cfg, false)
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			defer a.rec.Close()
+			rep := a.rec.Sync(cmd.Context())
+			if err := writeReport(c.stdout, rep, f.output); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if !rep.Failed() && cfg.HeartbeatURL != "" {
+				if err := pingHeartbeat(ctx, cfg.HeartbeatURL); err != nil {
+					a.log.Warn("heartbeat failed", zap.Error(err))
+				}
+			}
+			if cfg.Pushgateway.URL != "" {
+				if err := pushMetrics(ctx, cfg.Pushgateway, a.registry); err != nil {
+					a.log.Warn("pushing metrics failed", zap.Error(err))
+				}
+			}
+			if f.output != "json" {
+				c.summary(rep)
+			}
+			switch {
+			case rep.Failed():
+				return &exitError{code: 1}
+			case rep.Drift():
+				return &exitError{code: 2}
+			}
+			return nil
+		},
+	}
+	addSyncFlags(cmd, &f)
+	return cmd
+}
+
+// summary prints the one-line cycle summary.
+func (c *cli) summary(rep *sync.Report) {
+	fmt.Fprintln(c.stdout, "deltasync:", rep.Summary())
+}

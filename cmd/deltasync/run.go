@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"github.com/deltasync/deltasync/sync"
+)
+
+func init() { register(newRunCommand) }
+
+// statusPage, when set (from another file's init), serves "/" of the
+// daemon: a status page built from the reconciler's Status snapshots.
+// Without it "/" answers the statuses as JSON.
+var statusPage func(status func() []sync.TableStatus) http.Handler
+
+// newRunCommand is the daemon: cycles on a schedule, serves /metrics,
+// /healthz, /readyz and /, and on SIGTERM finishes the table in flight and
+// exits cleanly.
+func newRunCommand(c *cli) *cobra.Command {
+	var f syncFlags
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the daemon: sync on a schedule and serve /metrics, /healthz, /readyz",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := c.loadConfig(cmd, &f)
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			a, err := c.newApp(cfg, false)
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			defer a.rec.Close()
+			return a.serve(cmd.Context(), nil)
+		},
+	}
+	addSyncFlags(cmd, &f)
+	return cmd
+}
+
+// handler is the daemon's HTTP mux.
+func (a *app) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{Registry: a.registry}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !a.rec.Ready() {
+			http.Error(w, "not ready: no completed cycle with the catalog reachable yet", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	if statusPage != nil {
+		mux.Handle("GET /{$}", statusPage(a.rec.Status))
+	} else {
+		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(a.rec.Status())
+		})
+	}
+	return mux
+}
+
+// serve runs the HTTP server and the cycle loop until ctx is done, then
+// shuts the server down gracefully. If ready is non-nil it receives the
+// listener address once the server listens (tests).
+func (a *app) serve(ctx context.Context, ready chan<- net.Addr) error {
+	sched, err := sync.ParseSchedule(a.cfg.Schedule)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	ln, err := net.Listen("tcp", a.cfg.Listen)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	if ready != nil {
+		ready <- ln.Addr()
+	}
+	srv := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	a.log.Info("deltasync running", zap.String("listen", ln.Addr().String()), zap.String("schedule", a.cfg.Schedule))
+
+	loopErr := sync.Loop(ctx, sched, time.Duration(a.cfg.Jitter), func(ctx context.Context) {
+		rep := a.rec.Sync(ctx)
+		if !rep.Failed() && !rep.Interrupted && a.cfg.HeartbeatURL != "" {
+			if err := pingHeartbeat(ctx, a.cfg.HeartbeatURL); err != nil {
+				a.log.Warn("heartbeat failed", zap.Error(err))
+			}
+		}
+	})
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	err = srv.Shutdown(shutdownCtx)
+	if serr := <-served; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	a.log.Info("deltasync stopped")
+	return errors.Join(loopErr, err)
+}

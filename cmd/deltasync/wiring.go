@@ -1,0 +1,276 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/push"
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/sync"
+)
+
+// syncFlags are the flags shared by plan, once, run and check-config. Each
+// flag can also come from DELTASYNC_<NAME> (dashes as underscores; repeated
+// flags comma-separated), and overrides the config file.
+type syncFlags struct {
+	configFile     string
+	catalogURL     string
+	tokenFile      string
+	include        []string
+	exclude        []string
+	mode           string
+	output         string
+	shard          string
+	listen         string
+	schedule       string
+	logFormat      string
+	logLevel       string
+	credentials    string
+	concurrency    int
+	heartbeatURL   string
+	pushgatewayURL string
+}
+
+func addSyncFlags(cmd *cobra.Command, f *syncFlags) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.configFile, "config", "", "YAML config file (strict: unknown keys are errors)")
+	fs.StringVar(&f.catalogURL, "catalog-url", "", "Unity Catalog base URL, ending in /api/2.1/unity-catalog")
+	fs.StringVar(&f.tokenFile, "token-file", "", "file holding the catalog bearer token")
+	fs.StringArrayVar(&f.include, "include", nil, "catalog.schema.table glob to select (repeatable; replaces the config's tables)")
+	fs.StringArrayVar(&f.exclude, "exclude", nil, "catalog.schema.table glob to leave out (repeatable)")
+	fs.StringVar(&f.mode, "mode", "", "sync or warn, for every selected table")
+	fs.StringVarP(&f.output, "output", "o", "text", "report format: text or json")
+	fs.StringVar(&f.shard, "shard", "", "only tables of shard i/N (0 <= i < N), by FNV-1a of the full name")
+	fs.StringVar(&f.listen, "listen", "", "HTTP listen address for /metrics, /healthz, /readyz (run)")
+	fs.StringVar(&f.schedule, "schedule", "", `cycle schedule: "@every 1m" or a cron expression (run)`)
+	fs.StringVar(&f.logFormat, "log-format", "", "json or console")
+	fs.StringVar(&f.logLevel, "log-level", "", "debug, info, warn or error")
+	fs.StringVar(&f.credentials, "credentials", "", "vended (catalog READ credentials) or ambient (process credentials)")
+	fs.IntVar(&f.concurrency, "concurrency", 0, "tables reconciled at once")
+	fs.StringVar(&f.heartbeatURL, "heartbeat-url", "", "URL pinged (GET) after every successful cycle")
+	fs.StringVar(&f.pushgatewayURL, "pushgateway-url", "", "Pushgateway to push metrics to after once")
+}
+
+// envName is the environment variable for a flag: DELTASYNC_CATALOG_URL.
+func envName(flag string) string {
+	return "DELTASYNC_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// loadConfig builds the effective configuration: defaults < file < env < flags.
+func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
+	var errs []error
+	fs := cmd.Flags()
+	for _, name := range []string{"config", "catalog-url", "token-file", "include", "exclude", "mode", "output",
+		"shard", "listen", "schedule", "log-format", "log-level", "credentials", "concurrency", "heartbeat-url", "pushgateway-url"} {
+		fl := fs.Lookup(name)
+		v, ok := c.env[envName(name)]
+		if fl == nil || fl.Changed || !ok {
+			continue
+		}
+		vals := []string{v}
+		if name == "include" || name == "exclude" {
+			vals = strings.Split(v, ",")
+		}
+		for _, v := range vals {
+			if err := fs.Set(name, strings.TrimSpace(v)); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", envName(name), err))
+			}
+		}
+	}
+	cfg := defaultConfig()
+	if f.configFile != "" {
+		data, err := os.ReadFile(f.configFile)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("config: %w", err))
+		} else if err := parseConfigFile(data, c.env, &cfg); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	changed := fs.Changed
+	if changed("catalog-url") {
+		cfg.Catalog.URL = f.catalogURL
+	}
+	if changed("token-file") {
+		cfg.Catalog.TokenFile, cfg.Catalog.TokenEnv, cfg.Catalog.OAuth = f.tokenFile, "", nil
+	}
+	switch {
+	case changed("include"):
+		cfg.Tables = []tableRule{{Include: f.include, Exclude: f.exclude, Mode: f.mode}}
+	default:
+		for i := range cfg.Tables {
+			if changed("exclude") {
+				cfg.Tables[i].Exclude = append(cfg.Tables[i].Exclude, f.exclude...)
+			}
+			if changed("mode") {
+				cfg.Tables[i].Mode = f.mode
+			}
+		}
+	}
+	set := func(flag string, dst *string, v string) {
+		if changed(flag) {
+			*dst = v
+		}
+	}
+	set("shard", &cfg.Shard, f.shard)
+	set("listen", &cfg.Listen, f.listen)
+	set("schedule", &cfg.Schedule, f.schedule)
+	set("log-format", &cfg.Log.Format, f.logFormat)
+	set("log-level", &cfg.Log.Level, f.logLevel)
+	set("credentials", &cfg.Credentials, f.credentials)
+	set("heartbeat-url", &cfg.HeartbeatURL, f.heartbeatURL)
+	set("pushgateway-url", &cfg.Pushgateway.URL, f.pushgatewayURL)
+	if changed("concurrency") {
+		cfg.Concurrency = f.concurrency
+	}
+	if f.output != "text" && f.output != "json" {
+		errs = append(errs, fmt.Errorf("-o %q: want text or json", f.output))
+	}
+	if err := cfg.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return cfg, errors.Join(errs...)
+}
+
+// newLogger builds the zap logger the config asks for, writing to w.
+func newLogger(cfg logConfig, w io.Writer) *zap.Logger {
+	level, err := zapcore.ParseLevel(cfg.Level)
+	if err != nil {
+		level = zapcore.InfoLevel
+	}
+	var enc zapcore.Encoder
+	if cfg.Format == "console" {
+		enc = zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig())
+	} else {
+		ec := zap.NewProductionEncoderConfig()
+		ec.EncodeTime = zapcore.ISO8601TimeEncoder
+		enc = zapcore.NewJSONEncoder(ec)
+	}
+	return zap.New(zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), level))
+}
+
+// app is everything a command needs, wired from the config.
+type app struct {
+	cfg      config
+	log      *zap.Logger
+	registry *prometheus.Registry
+	metrics  *sync.Metrics
+	client   *catalog.Client
+	rec      *sync.Reconciler
+}
+
+// newApp wires the catalog client, metrics and reconciler.
+func (c *cli) newApp(cfg config, dryRun bool) (*app, error) {
+	a := &app{cfg: cfg, registry: prometheus.NewRegistry()}
+	a.log = newLogger(cfg.Log, c.stderr)
+	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.metrics = sync.NewMetrics(a.registry, version)
+	tok, err := c.tokenSource(cfg.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	a.client, err = catalog.New(strings.TrimRight(cfg.Catalog.URL, "/"), catalog.Options{
+		Token: tok, Version: version, Timeout: time.Duration(cfg.Catalog.Timeout),
+		Observer: a.metrics.ObserveCatalog, CAFile: cfg.Catalog.CAFile, InsecureSkipVerify: cfg.Catalog.InsecureSkipVerify,
+	})
+	if err != nil {
+		return nil, err
+	}
+	sel, err := sync.NewSelector(cfg.rules(), nil)
+	if err != nil {
+		return nil, err
+	}
+	shard, err := sync.ParseShard(cfg.Shard)
+	if err != nil {
+		return nil, err
+	}
+	a.rec, err = sync.New(sync.Options{
+		Catalog: a.client, Selector: sel, Shard: shard,
+		VendedCredentials: cfg.Credentials == "vended",
+		Diff:              sync.DiffOptions{IgnoreProperties: cfg.IgnoreProperties},
+		Concurrency:       cfg.Concurrency,
+		Backoff:           sync.Backoff{Initial: time.Duration(cfg.Backoff.Initial), Max: time.Duration(cfg.Backoff.Max)},
+		DryRun:            dryRun,
+		Logger:            a.log,
+		Metrics:           a.metrics,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// tokenSource picks the catalog credential the config names.
+func (c *cli) tokenSource(cc catalogConfig) (catalog.TokenSource, error) {
+	switch {
+	case cc.TokenFile != "":
+		return catalog.FileToken(cc.TokenFile), nil
+	case cc.TokenEnv != "":
+		return catalog.EnvToken(c.getenv, cc.TokenEnv), nil
+	case cc.OAuth != nil:
+		secret, err := os.ReadFile(cc.OAuth.ClientSecretFile)
+		if err != nil {
+			return nil, fmt.Errorf("catalog.oauth.client_secret_file: %w", err)
+		}
+		return catalog.ClientCredentials(catalog.ClientCredentialsConfig{
+			ClientID: cc.OAuth.ClientID, ClientSecret: strings.TrimSpace(string(secret)),
+			TokenURL: cc.OAuth.TokenURL, Scopes: cc.OAuth.Scopes,
+		}), nil
+	}
+	return nil, nil
+}
+
+// pingHeartbeat tells a dead-man's-switch service the cycle succeeded.
+func pingHeartbeat(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("heartbeat: %w", errors.Unwrap(err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("heartbeat: HTTP %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// pushMetrics pushes the registry to a Pushgateway (for once in a CronJob).
+func pushMetrics(ctx context.Context, p pushConfig, reg *prometheus.Registry) error {
+	if err := push.New(p.URL, p.Job).Gatherer(reg).PushContext(ctx); err != nil {
+		return fmt.Errorf("pushgateway: %w", err)
+	}
+	return nil
+}
+
+// writeReport writes a cycle report in the requested format.
+func writeReport(w io.Writer, rep *sync.Report, format string) error {
+	var buf bytes.Buffer
+	var err error
+	if format == "json" {
+		err = rep.WriteJSON(&buf)
+	} else {
+		err = rep.WriteText(&buf)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}

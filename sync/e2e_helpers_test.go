@@ -1,0 +1,190 @@
+package sync_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uctest"
+	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/sync"
+)
+
+// corpus is the shared Delta log corpus (never copied into the repo).
+var corpus = filepath.Join("..", "..", "shared", "testdata", "delta-logs")
+
+// env is one end-to-end environment: a catalog (uctest, or the real server
+// named by DELTASYNC_UC_URL) with one fresh catalog and schema.
+type env struct {
+	t       *testing.T
+	srv     *uctest.Server // nil against a real server
+	client  *catalog.Client
+	catalog string
+	schema  string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	e := &env{t: t, schema: "s"}
+	base := os.Getenv("DELTASYNC_UC_URL")
+	if base == "" {
+		e.srv = uctest.NewForTest(t)
+		base = e.srv.URL()
+	}
+	c, err := catalog.New(base, catalog.Options{
+		Retry: catalog.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.client = c
+	e.catalog = "cat"
+	if e.srv == nil {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		e.catalog = "deltasync_e2e_" + hex.EncodeToString(b[:])
+	}
+	ctx := context.Background()
+	if e.srv != nil {
+		e.srv.AddCatalog(e.catalog)
+		e.srv.AddSchema(e.catalog, e.schema)
+	} else {
+		if _, err := c.CreateCatalog(ctx, catalog.CreateCatalogRequest{Name: e.catalog}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.CreateSchema(ctx, catalog.CreateSchemaRequest{Name: e.schema, CatalogName: e.catalog}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+func (e *env) name(table string) catalog.TableName {
+	return catalog.TableName{Catalog: e.catalog, Schema: e.schema, Table: table}
+}
+
+// copyLog copies corpus table src into dst, only log files of versions
+// <= upTo (all when upTo < 0). Checkpoint pointers are left out of partial
+// copies.
+func copyLog(t *testing.T, src, dst string, upTo int64) {
+	t.Helper()
+	root := filepath.Join(corpus, src)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if upTo >= 0 {
+			base := filepath.Base(p)
+			if len(base) < 20 {
+				return nil // _last_checkpoint etc.
+			}
+			v, err := strconv.ParseInt(base[:20], 10, 64)
+			if err != nil || v > upTo {
+				return nil
+			}
+		}
+		out := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		f, err := os.Create(out)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(f, in); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapshot loads the log in dir.
+func snapshot(t *testing.T, dir string) *deltalog.Snapshot {
+	t.Helper()
+	tbl, err := deltalog.Open(context.Background(), "file://"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	s, err := tbl.Load(context.Background(), deltalog.LoadOptions{})
+	if err != nil {
+		t.Fatalf("loading %s: %v", dir, err)
+	}
+	return s
+}
+
+// register copies a corpus table (up to a version) to a temp dir and
+// registers it faithfully; it returns the table's directory.
+func (e *env) register(src, table string, upTo int64) string {
+	e.t.Helper()
+	dir := filepath.Join(e.t.TempDir(), table)
+	copyLog(e.t, src, dir, upTo)
+	if _, err := sync.Register(context.Background(), e.client, snapshot(e.t, dir), e.name(table), "file://"+dir); err != nil {
+		e.t.Fatalf("register %s: %v", table, err)
+	}
+	return dir
+}
+
+// record reads both catalog views of a table.
+func (e *env) record(table string) sync.Record {
+	e.t.Helper()
+	ctx := context.Background()
+	lt, err := e.client.LoadTable(ctx, e.name(table))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ti, err := e.client.GetTable(ctx, e.name(table).String())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return sync.Record{Name: e.name(table), Table: *lt, Comment: ti.Comment, StorageLocation: ti.StorageLocation}
+}
+
+// updates counts updateTable requests (POST to a Delta table path).
+func (e *env) updates() int {
+	n := 0
+	for _, r := range e.srv.Requests() {
+		if r.Method == "POST" && strings.Contains(r.Path, "/delta/v1/catalogs/") && !strings.HasSuffix(r.Path, "/tables") &&
+			!strings.HasSuffix(r.Path, "/staging-tables") {
+			n++
+		}
+	}
+	return n
+}
+
+func (e *env) reconciler(rules []sync.Rule, mutate ...func(*sync.Options)) *sync.Reconciler {
+	e.t.Helper()
+	sel, err := sync.NewSelector(rules, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	o := sync.Options{Catalog: e.client, Selector: sel, Concurrency: 2}
+	for _, m := range mutate {
+		m(&o)
+	}
+	r, err := sync.New(o)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { r.Close() })
+	return r
+}

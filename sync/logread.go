@@ -1,0 +1,128 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/deltalog"
+)
+
+// LogStateOf describes a snapshot as the desired side of Diff; location is
+// where the log was read.
+func LogStateOf(s *deltalog.Snapshot, location string) LogState {
+	return LogState{
+		Version:         s.Version,
+		CommitTimestamp: s.CommitTimestamp,
+		Protocol: catalog.Protocol{
+			MinReaderVersion: s.Protocol.MinReaderVersion, MinWriterVersion: s.Protocol.MinWriterVersion,
+			ReaderFeatures: slices.Clone(s.Protocol.ReaderFeatures), WriterFeatures: slices.Clone(s.Protocol.WriterFeatures),
+		},
+		SchemaString:     s.Metadata.SchemaString,
+		PartitionColumns: slices.Clone(s.Metadata.PartitionColumns),
+		Configuration:    s.Metadata.Configuration,
+		Description:      s.Metadata.Description,
+		Clustering:       s.ClusteringColumns(),
+		Location:         location,
+	}
+}
+
+// isLogContentError reports errors about what the log holds (as opposed to
+// failing to reach storage): such tables are flagged, not retried hard.
+func isLogContentError(err error) bool {
+	for _, e := range []error{deltalog.ErrNotATable, deltalog.ErrVersionGap, deltalog.ErrUnsupportedFeature,
+		deltalog.ErrMissingProtocol, deltalog.ErrMissingMetadata, deltalog.ErrCorrupt} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// readLog reads the table's log at the catalog's location, refreshing the
+// previous cycle's snapshot incrementally unless fresh is set. MANAGED
+// tables are read at the catalog's latest ratified version.
+func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fresh bool) (LogState, error) {
+	loc := rec.Table.Metadata.Location
+	opts := append([]deltalog.Option(nil), r.opts.LogOptions...)
+	if r.opts.Metrics != nil {
+		opts = append(opts, deltalog.WithObserver(r.opts.Metrics.ObserveStorage))
+	}
+	reopen := st.table == nil || st.url != loc
+	if r.opts.VendedCredentials {
+		creds, err := r.credentials(ctx, rec.Name, loc)
+		if err != nil {
+			return LogState{}, err
+		}
+		opts = append(opts, deltalog.WithCredentials(creds))
+		reopen = true // credentials expire; the snapshot carries over
+	}
+	if reopen {
+		if st.table != nil {
+			_ = st.table.Close()
+		}
+		t, err := deltalog.Open(ctx, loc, opts...)
+		if err != nil {
+			st.table, st.snap = nil, nil
+			return LogState{}, err
+		}
+		if st.url != loc {
+			st.snap = nil
+		}
+		st.table, st.url = t, loc
+	}
+	var lo deltalog.LoadOptions
+	if rec.Managed() {
+		for _, c := range rec.Table.Commits {
+			lo.RatifiedCommits = append(lo.RatifiedCommits, deltalog.RatifiedCommit{Version: c.Version, FileName: c.FileName})
+		}
+		lo.MaxRatifiedVersion = rec.Table.LatestTableVersion
+	}
+	var snap *deltalog.Snapshot
+	var err error
+	if st.snap != nil && !fresh {
+		snap, _, err = st.table.Refresh(ctx, st.snap, lo)
+	}
+	if snap == nil || err != nil {
+		snap, err = st.table.Load(ctx, lo)
+	}
+	if err != nil {
+		st.snap = nil
+		return LogState{}, err
+	}
+	st.snap = snap
+	return LogStateOf(snap, loc), nil
+}
+
+// credentials fetches READ credentials for the table and picks the one
+// whose prefix is the longest match of the location.
+func (r *Reconciler) credentials(ctx context.Context, name catalog.TableName, loc string) (deltalog.Credentials, error) {
+	resp, err := r.opts.Catalog.TableCredentials(ctx, name, catalog.OperationRead)
+	if err != nil {
+		return deltalog.Credentials{}, fmt.Errorf("vending READ credentials: %w", err)
+	}
+	var best *catalog.StorageCredential
+	norm := NormalizeLocation(loc)
+	for i, c := range resp.StorageCredentials {
+		p := NormalizeLocation(c.Prefix)
+		if norm != p && !strings.HasPrefix(norm, p+"/") {
+			continue
+		}
+		if best == nil || len(c.Prefix) > len(best.Prefix) {
+			best = &resp.StorageCredentials[i]
+		}
+	}
+	if best == nil {
+		return deltalog.Credentials{}, fmt.Errorf("vending READ credentials: none of %d credentials covers %s",
+			len(resp.StorageCredentials), loc)
+	}
+	c := best.Config
+	return deltalog.Credentials{
+		S3AccessKeyID: c[catalog.ConfigS3AccessKeyID], S3SecretAccessKey: c[catalog.ConfigS3SecretAccessKey],
+		S3SessionToken: c[catalog.ConfigS3SessionToken], AzureSASToken: c[catalog.ConfigAzureSASToken],
+		GCSOAuthToken: c[catalog.ConfigGCSOAuthToken],
+	}, nil
+}

@@ -1,0 +1,77 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/deltalog"
+)
+
+// RegistrationFor builds the createTable request that registers the
+// snapshot's table in Unity Catalog as an EXTERNAL table at location,
+// carrying exactly what the log says (columns, partitioning, protocol,
+// configuration, clustering, description). The demo and the e2e tests use
+// it; deltasync itself never creates tables.
+func RegistrationFor(s *deltalog.Snapshot, name catalog.TableName, location string) (catalog.CreateTableRequest, error) {
+	cols, err := catalog.ColumnsFromSchemaString(s.Metadata.SchemaString)
+	if err != nil {
+		return catalog.CreateTableRequest{}, fmt.Errorf("registering %s: %w", name, err)
+	}
+	if bad := catalog.UnsupportedTypes(cols); len(bad) > 0 {
+		return catalog.CreateTableRequest{}, fmt.Errorf("registering %s: types the catalog cannot store: %s",
+			name, strings.Join(bad, ", "))
+	}
+	if strings.Contains(strings.ToLower(s.Metadata.Configuration["delta.universalFormat.enabledFormats"]), "iceberg") {
+		return catalog.CreateTableRequest{}, fmt.Errorf("registering %s: UniForm Iceberg tables need uniform metadata, not supported", name)
+	}
+	log := LogStateOf(s, location)
+	props := map[string]string{}
+	for k, v := range s.Metadata.Configuration {
+		if !catalog.IsDerivedProperty(k) {
+			props[k] = v
+		}
+	}
+	req := catalog.CreateTableRequest{
+		Name:                  name.Table,
+		Location:              location,
+		TableType:             catalog.TableTypeExternal,
+		Comment:               s.Metadata.Description,
+		Columns:               cols,
+		PartitionColumns:      nonNil(s.Metadata.PartitionColumns),
+		Protocol:              log.Protocol,
+		Properties:            maps.Clone(props),
+		LastCommitTimestampMs: max(s.CommitTimestamp, 1),
+	}
+	if log.Clustering != nil {
+		c := log.Clustering
+		req.DomainMetadata = &catalog.DomainMetadata{Clustering: &c}
+	}
+	return req, nil
+}
+
+// Register creates the EXTERNAL table for the snapshot and records the
+// snapshot's version as the catalog's watermark (the server stamps 0 at
+// create), so that the new record is in sync with the log.
+func Register(ctx context.Context, c *catalog.Client, s *deltalog.Snapshot, name catalog.TableName, location string) (*catalog.LoadTableResponse, error) {
+	req, err := RegistrationFor(s, name, location)
+	if err != nil {
+		return nil, err
+	}
+	created, err := c.CreateTable(ctx, name.Catalog, name.Schema, req)
+	if err != nil {
+		return nil, fmt.Errorf("registering %s: %w", name, err)
+	}
+	up := catalog.UpdateTableRequest{
+		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: created.Metadata.TableUUID}},
+		Updates: []catalog.Update{catalog.UpdateMetadataSnapshotVersion{
+			LastCommitVersion: s.Version, LastCommitTimestampMs: s.CommitTimestamp}},
+	}
+	out, err := c.UpdateTable(ctx, name, up)
+	if err != nil {
+		return nil, fmt.Errorf("registering %s: recording version %d: %w", name, s.Version, err)
+	}
+	return out, nil
+}

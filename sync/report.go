@@ -1,0 +1,212 @@
+package sync
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ReportFormatVersion is the format_version of the JSON report.
+const ReportFormatVersion = "1"
+
+// Report is the outcome of one cycle.
+type Report struct {
+	Cycle    int64
+	Started  time.Time
+	Duration time.Duration
+	DryRun   bool
+	Results  []Result
+	Skipped  []Skipped
+	// Deferred are failing tables waiting out their backoff.
+	Deferred []string
+	// Err holds listing problems (the catalog could not be fully listed).
+	Err error
+	// Interrupted is set when cancellation stopped the cycle early.
+	Interrupted bool
+}
+
+// Count returns how many tables had the outcome.
+func (r *Report) Count(o Outcome) int {
+	n := 0
+	for _, res := range r.Results {
+		if res.Outcome == o {
+			n++
+		}
+	}
+	return n
+}
+
+// Failed reports whether any table failed or the listing failed.
+func (r *Report) Failed() bool { return r.Err != nil || r.Count(OutcomeFailed) > 0 }
+
+// Drift reports whether any reconciled table is not in sync.
+func (r *Report) Drift() bool {
+	for _, res := range r.Results {
+		if res.Status != StatusSynced {
+			return true
+		}
+	}
+	return false
+}
+
+// Summary is the one-line summary, e.g.
+// "12 tables: 9 unchanged, 2 synced, 1 flagged, 0 failed in 1.2s".
+func (r *Report) Summary() string {
+	s := fmt.Sprintf("%d tables: %d unchanged, %d synced, %d flagged, %d failed in %s",
+		len(r.Results), r.Count(OutcomeUnchanged), r.Count(OutcomeSynced), r.Count(OutcomeFlagged),
+		r.Count(OutcomeFailed), r.Duration.Round(100*time.Millisecond))
+	if n := len(r.Skipped); n > 0 {
+		s += fmt.Sprintf(", %d skipped", n)
+	}
+	if n := len(r.Deferred); n > 0 {
+		s += fmt.Sprintf(", %d backing off", n)
+	}
+	if r.Err != nil {
+		s += " (listing incomplete)"
+	}
+	if r.Interrupted {
+		s += " (interrupted)"
+	}
+	return s
+}
+
+// jsonReport is the stable JSON shape (format_version "1").
+type jsonReport struct {
+	FormatVersion string         `json:"format_version"`
+	DryRun        bool           `json:"dry_run"`
+	Tables        []Result       `json:"tables"`
+	Skipped       []Skipped      `json:"skipped"`
+	Deferred      []string       `json:"deferred,omitempty"`
+	Errors        []string       `json:"errors,omitempty"`
+	Summary       map[string]int `json:"summary"`
+	DurationMs    int64          `json:"duration_ms"`
+}
+
+// WriteJSON writes the report as one JSON document.
+func (r *Report) WriteJSON(w io.Writer) error {
+	j := jsonReport{FormatVersion: ReportFormatVersion, DryRun: r.DryRun, Tables: r.Results, Skipped: r.Skipped,
+		Deferred: r.Deferred, DurationMs: r.Duration.Milliseconds(), Summary: map[string]int{}}
+	if j.Tables == nil {
+		j.Tables = []Result{}
+	}
+	if j.Skipped == nil {
+		j.Skipped = []Skipped{}
+	}
+	for _, o := range []Outcome{OutcomeUnchanged, OutcomeSynced, OutcomeFlagged, OutcomeFailed} {
+		j.Summary[string(o)] = r.Count(o)
+	}
+	if r.Err != nil {
+		j.Errors = strings.Split(r.Err.Error(), "\n")
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(j)
+}
+
+// WriteText writes the report for people, table by table.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	for _, res := range r.Results {
+		head := string(res.Outcome)
+		switch {
+		case res.WouldUpdate:
+			head = "would update"
+		case res.Outcome == OutcomeUnchanged:
+			head = "in sync"
+		}
+		fmt.Fprintf(&b, "%s (%s, %s): %s [%s]\n", res.Table, orDash(res.Type), res.Mode, head, res.Status)
+		if res.Reason != "" && !res.WouldUpdate {
+			fmt.Fprintf(&b, "  reason: %s\n", res.Reason)
+		}
+		if res.Plan != nil {
+			writePlan(&b, res.Plan)
+		}
+		if len(res.Actions) > 0 {
+			verb := "sent"
+			if res.WouldUpdate {
+				verb = "would send"
+			}
+			fmt.Fprintf(&b, "  %s: %s\n", verb, strings.Join(res.Actions, ", "))
+		}
+	}
+	for _, s := range r.Skipped {
+		fmt.Fprintf(&b, "%s: skipped: %s\n", s.Table, s.Reason)
+	}
+	for _, d := range r.Deferred {
+		fmt.Fprintf(&b, "%s: backing off after failures\n", d)
+	}
+	if r.Err != nil {
+		fmt.Fprintf(&b, "listing errors:\n  %s\n", strings.ReplaceAll(r.Err.Error(), "\n", "\n  "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// writePlan renders each difference on its own line.
+func writePlan(b *strings.Builder, p *Plan) {
+	if p.Schema != nil {
+		fmt.Fprintf(b, "  schema: %s\n", strings.Join(p.Schema.Details, "; "))
+	}
+	if p.Partitioning != nil {
+		fmt.Fprintf(b, "  partitioning: catalog %v -> log %v\n", p.Partitioning.Catalog, p.Partitioning.Log)
+	}
+	if p.Clustering != nil {
+		fmt.Fprintf(b, "  clustering: catalog %v -> log %v\n", p.Clustering.Catalog, p.Clustering.Log)
+	}
+	if p.Protocol != nil {
+		cat := "none"
+		if p.Protocol.Catalog != nil {
+			cat = protocolString(p.Protocol.Catalog.MinReaderVersion, p.Protocol.Catalog.MinWriterVersion,
+				p.Protocol.Catalog.ReaderFeatures, p.Protocol.Catalog.WriterFeatures)
+		}
+		fmt.Fprintf(b, "  protocol: catalog %s -> log %s\n", cat, protocolString(p.Protocol.Log.MinReaderVersion,
+			p.Protocol.Log.MinWriterVersion, p.Protocol.Log.ReaderFeatures, p.Protocol.Log.WriterFeatures))
+	}
+	if pc := p.Properties; pc != nil {
+		for _, k := range slices.Sorted(maps.Keys(pc.Set)) {
+			if old, ok := pc.Catalog[k]; ok {
+				fmt.Fprintf(b, "  property %s: %q -> %q\n", k, old, pc.Set[k])
+			} else {
+				fmt.Fprintf(b, "  property %s: add %q\n", k, pc.Set[k])
+			}
+		}
+		for _, k := range pc.Remove {
+			fmt.Fprintf(b, "  property %s: remove\n", k)
+		}
+	}
+	if p.Comment != nil {
+		fmt.Fprintf(b, "  comment: %q -> %q\n", p.Comment.Catalog, p.Comment.Log)
+	}
+	if p.Location != nil {
+		fmt.Fprintf(b, "  location: catalog %s, log read at %s\n", p.Location.Catalog, p.Location.Log)
+	}
+	if p.Version != nil {
+		fmt.Fprintf(b, "  version: catalog %s -> log %d\n", formatVersion(p.Version.Catalog), p.Version.Log)
+	}
+	for _, u := range p.Unsupported {
+		fmt.Fprintf(b, "  unsupported type: %s\n", u)
+	}
+	for _, pr := range p.Problems {
+		fmt.Fprintf(b, "  problem: %s\n", pr)
+	}
+}
+
+func protocolString(r, w int, rf, wf []string) string {
+	s := fmt.Sprintf("%d/%d", r, w)
+	feats := slices.Compact(slices.Sorted(slices.Values(append(append([]string{}, rf...), wf...))))
+	if len(feats) > 0 {
+		s += " [" + strings.Join(feats, ",") + "]"
+	}
+	return s
+}

@@ -113,6 +113,16 @@ func (c *Client) DeleteTable(ctx context.Context, fullName string) error {
 	return err
 }
 
+// DeleteCatalog calls deleteCatalog; force also deletes what it contains.
+func (c *Client) DeleteCatalog(ctx context.Context, name string, force bool) error {
+	q := url.Values{}
+	if force {
+		q.Set("force", "true")
+	}
+	_, err := c.do(ctx, request{op: "deleteCatalog", method: http.MethodDelete, path: "/catalogs/" + seg(name), query: q}, nil)
+	return err
+}
+
 // CreateCatalog calls createCatalog.
 func (c *Client) CreateCatalog(ctx context.Context, req CreateCatalogRequest) (*CatalogInfo, error) {
 	var out CatalogInfo

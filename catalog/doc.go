@@ -13,11 +13,12 @@
 // the RetryPolicy, the User-Agent version and an Observer called after every
 // HTTP attempt with the operationId (getConfig, loadTable, createTable,
 // updateTable, tableExists, getTableCredentials, listCatalogs, listSchemas,
-// listTables, getTable, deleteTable, createCatalog, createSchema,
+// listTables, getTable, deleteTable, createCatalog, createSchema, deleteCatalog,
 // generateTemporaryTableCredentials), the status, the duration and the error.
 //
 // Classic API: ListCatalogs, ListSchemas, ListTables (all pages), GetTable,
-// DeleteTable, CreateCatalog, CreateSchema, TemporaryTableCredentials.
+// DeleteTable, CreateCatalog, CreateSchema, DeleteCatalog,
+// TemporaryTableCredentials.
 // Delta API: Config (ErrNoDeltaAPI on 404: fall back to read-only classic
 // mode), LoadTable, CreateTable, UpdateTable, TableExists, TableCredentials
 // and ReadCredentials (longest matching prefix, as a plain Credentials value).

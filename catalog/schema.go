@@ -29,7 +29,7 @@ type StructField struct {
 // DataType is a Delta data type. Exactly one of Primitive, Array, Map,
 // Struct or Other is set. Primitive holds the type string as written, e.g.
 // "long", "decimal(10,2)", "timestamp_ntz" or an unsupported one like
-// "void"; Other holds an object type this package does not know, verbatim.
+// "void"; Other holds an object type this package does not know, as JSON.
 type DataType struct {
 	Primitive string
 	Array     *ArrayType
@@ -158,54 +158,67 @@ func encodeType(d DataType, st style) ([]byte, error) {
 	}
 }
 
+// decodeType parses one JSON type (in style st) in a single pass: the JSON is
+// decoded once into generic values (numbers as json.Number), then walked.
 func decodeType(b []byte, st style, path string) (DataType, error) {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return DataType{}, fmt.Errorf("catalog: %s: %w", path, err)
-		}
-		if s == "" {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return DataType{}, fmt.Errorf("catalog: %s: %w", path, err)
+	}
+	if dec.More() {
+		return DataType{}, fmt.Errorf("catalog: %s: trailing data after the type", path)
+	}
+	return typeFromValue(v, st, path)
+}
+
+func typeFromValue(v any, st style, path string) (DataType, error) {
+	switch t := v.(type) {
+	case string:
+		if t == "" {
 			return DataType{}, fmt.Errorf("catalog: %s: empty type", path)
 		}
-		return DataType{Primitive: s}, nil
+		return DataType{Primitive: t}, nil
+	case map[string]any:
+		return objectType(t, st, path)
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(b, &obj); err != nil || obj == nil {
-		return DataType{}, fmt.Errorf("catalog: %s: want a type string or object", path)
-	}
-	var typ string
-	if err := json.Unmarshal(obj["type"], &typ); err != nil {
+	return DataType{}, fmt.Errorf("catalog: %s: want a type string or object", path)
+}
+
+func objectType(obj map[string]any, st style, path string) (DataType, error) {
+	typ, ok := obj["type"].(string)
+	if !ok {
 		return DataType{}, fmt.Errorf("catalog: %s.type is required", path)
 	}
 	k := st.keys()
 	switch typ {
 	case "struct":
-		s, err := decodeFields(obj["fields"], st, path)
+		s, err := structFromValue(obj["fields"], st, path)
 		if err != nil {
 			return DataType{}, err
 		}
 		return DataType{Struct: s}, nil
 	case "array":
-		et, err := decodeChild(obj, k.elementType, st, path)
+		et, err := childType(obj, k.elementType, st, path)
 		if err != nil {
 			return DataType{}, err
 		}
-		cn, err := decodeBool(obj, k.containsNull, path)
+		cn, err := boolKey(obj, k.containsNull, path)
 		if err != nil {
 			return DataType{}, err
 		}
 		return DataType{Array: &ArrayType{ElementType: et, ContainsNull: cn}}, nil
 	case "map":
-		kt, err := decodeChild(obj, k.keyType, st, path)
+		kt, err := childType(obj, k.keyType, st, path)
 		if err != nil {
 			return DataType{}, err
 		}
-		vt, err := decodeChild(obj, k.valueType, st, path)
+		vt, err := childType(obj, k.valueType, st, path)
 		if err != nil {
 			return DataType{}, err
 		}
-		vcn, err := decodeBool(obj, k.valueContainsNull, path)
+		vcn, err := boolKey(obj, k.valueContainsNull, path)
 		if err != nil {
 			return DataType{}, err
 		}
@@ -213,83 +226,89 @@ func decodeType(b []byte, st style, path string) (DataType, error) {
 	case "decimal":
 		// The Delta API accepts {"type":"decimal","precision":p,"scale":s} on
 		// input; we normalise to the string form it always answers with.
-		var p, s int
-		if json.Unmarshal(obj["precision"], &p) != nil || json.Unmarshal(obj["scale"], &s) != nil {
+		p, perr := intValue(obj["precision"])
+		sc, serr := intValue(obj["scale"])
+		if perr != nil || serr != nil {
 			return DataType{}, fmt.Errorf("catalog: %s: decimal needs integer precision and scale", path)
 		}
-		return DataType{Primitive: "decimal(" + strconv.Itoa(p) + "," + strconv.Itoa(s) + ")"}, nil
+		return DataType{Primitive: "decimal(" + strconv.FormatInt(p, 10) + "," + strconv.FormatInt(sc, 10) + ")"}, nil
 	default:
-		return DataType{Other: append(json.RawMessage(nil), b...)}, nil
+		raw, err := json.Marshal(obj)
+		if err != nil {
+			return DataType{}, fmt.Errorf("catalog: %s: %w", path, err)
+		}
+		return DataType{Other: raw}, nil
 	}
 }
 
-func decodeChild(obj map[string]json.RawMessage, key string, st style, path string) (DataType, error) {
-	raw, ok := obj[key]
-	if !ok || string(raw) == "null" {
+func intValue(v any) (int64, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, fmt.Errorf("not a number")
+	}
+	return n.Int64()
+}
+
+func childType(obj map[string]any, key string, st style, path string) (DataType, error) {
+	v, ok := obj[key]
+	if !ok || v == nil {
 		return DataType{}, fmt.Errorf("catalog: %s.%s is required", path, key)
 	}
-	return decodeType(raw, st, path+"."+key)
+	return typeFromValue(v, st, path+"."+key)
 }
 
-func decodeBool(obj map[string]json.RawMessage, key, path string) (bool, error) {
-	var v *bool
-	if err := json.Unmarshal(obj[key], &v); err != nil || v == nil {
+func boolKey(obj map[string]any, key, path string) (bool, error) {
+	b, ok := obj[key].(bool)
+	if !ok {
 		return false, fmt.Errorf("catalog: %s.%s is required (boolean)", path, key)
 	}
-	return *v, nil
+	return b, nil
 }
 
-func decodeFields(raw json.RawMessage, st style, path string) (*StructType, error) {
-	var fields []json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
+func structFromValue(v any, st style, path string) (*StructType, error) {
+	fields, ok := v.([]any)
+	if !ok {
 		return nil, fmt.Errorf("catalog: %s.fields: want an array", path)
 	}
 	s := &StructType{Fields: make([]StructField, 0, len(fields))}
-	for i, fr := range fields {
-		fp := fmt.Sprintf("%s.fields[%d]", path, i)
-		var f struct {
-			Name     *string         `json:"name"`
-			Type     json.RawMessage `json:"type"`
-			Nullable *bool           `json:"nullable"`
-			Metadata json.RawMessage `json:"metadata"`
+	for i, fv := range fields {
+		fp := path + ".fields[" + strconv.Itoa(i) + "]"
+		f, ok := fv.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("catalog: %s: want an object", fp)
 		}
-		if err := json.Unmarshal(fr, &f); err != nil {
-			return nil, fmt.Errorf("catalog: %s: %w", fp, err)
-		}
-		if f.Name == nil {
+		name, ok := f["name"].(string)
+		if !ok {
 			return nil, fmt.Errorf("catalog: %s.name is required", fp)
 		}
-		if len(f.Type) == 0 || string(f.Type) == "null" {
+		tv, ok := f["type"]
+		if !ok || tv == nil {
 			return nil, fmt.Errorf("catalog: %s.type is required", fp)
 		}
-		t, err := decodeType(f.Type, st, fp+".type")
+		t, err := typeFromValue(tv, st, fp+".type")
 		if err != nil {
 			return nil, err
 		}
-		field := StructField{Name: *f.Name, Type: t, Nullable: f.Nullable == nil || *f.Nullable}
-		if len(f.Metadata) > 0 && string(f.Metadata) != "null" {
-			md, err := decodeMetadata(f.Metadata)
-			if err != nil {
-				return nil, fmt.Errorf("catalog: %s.metadata: %w", fp, err)
+		field := StructField{Name: name, Type: t, Nullable: true}
+		switch n := f["nullable"].(type) {
+		case bool:
+			field.Nullable = n
+		case nil:
+		default:
+			return nil, fmt.Errorf("catalog: %s.nullable: want a boolean", fp)
+		}
+		switch md := f["metadata"].(type) {
+		case map[string]any:
+			if len(md) > 0 {
+				field.Metadata = md
 			}
-			field.Metadata = md
+		case nil:
+		default:
+			return nil, fmt.Errorf("catalog: %s.metadata: want an object", fp)
 		}
 		s.Fields = append(s.Fields, field)
 	}
 	return s, nil
-}
-
-func decodeMetadata(raw json.RawMessage) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var md map[string]any
-	if err := dec.Decode(&md); err != nil {
-		return nil, err
-	}
-	if len(md) == 0 {
-		return nil, nil
-	}
-	return md, nil
 }
 
 // ColumnsFromSchemaString converts the log's metaData.schemaString

@@ -152,7 +152,7 @@ func TestDataTypeDecode(t *testing.T) {
 	}{
 		{name: "decimal object form normalised", in: `{"type":"decimal","precision":12,"scale":3}`, want: `"decimal(12,3)"`},
 		{name: "primitive", in: `"variant"`, want: `"variant"`},
-		{name: "unknown object kept verbatim", in: `{"type":"udt","class":"x.Y"}`, want: `{"type":"udt","class":"x.Y"}`},
+		{name: "unknown object kept", in: `{"type":"udt","class":"x.Y"}`, want: `{"class":"x.Y","type":"udt"}`},
 		{name: "array missing contains-null", in: `{"type":"array","element-type":"long"}`, wantErr: "contains-null is required"},
 		{name: "map missing key", in: `{"type":"map","value-type":"long","value-contains-null":true}`, wantErr: "key-type is required"},
 		{name: "struct field missing name", in: `{"type":"struct","fields":[{"type":"long","nullable":true,"metadata":{}}]}`, wantErr: "fields[0].name is required"},

@@ -64,6 +64,16 @@ const versionDigits = 20
 // parseLogPath classifies key (a key under the table root). Files that do
 // not follow the Delta naming rules get kindUnknown and are ignored.
 func parseLogPath(key string) logPath {
+	p := classify(key)
+	if p.Kind == kindUnknown {
+		return logPath{Key: key, Size: -1}
+	}
+	return p
+}
+
+// classify does the work of parseLogPath; fields of unknown files may be
+// partly filled.
+func classify(key string) logPath {
 	p := logPath{Key: key, Size: -1}
 	name, ok := strings.CutPrefix(key, logDir)
 	if !ok {

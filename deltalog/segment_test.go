@@ -60,10 +60,10 @@ func TestBuildSegment(t *testing.T) {
 			version: 4, cp: -1, units: []string{v(0, "json"), v(1, "00000000000000000003.compacted.json"), v(4, "json")}},
 		{name: "ratified staged commits win and extend",
 			in: segmentInput{files: paths(v(0, "json"), v(1, "json")), floor: -1,
-				ratified: paths("_staged_commits/" + v(1, "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d.json"), "_staged_commits/"+v(2, "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d.json"))},
+				ratified: paths("_staged_commits/"+v(1, "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d.json"), "_staged_commits/"+v(2, "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d.json"))},
 			version: 2, cp: -1, units: []string{v(0, "json"), "_staged_commits/" + v(1, "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d.json"), "_staged_commits/" + v(2, "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d.json")}},
 		{name: "above max ratified version ignored",
-			in: segmentInput{files: paths(v(0, "json"), v(1, "json"), v(2, "json"), v(2, "checkpoint.parquet")), floor: -1, maxVersion: i64(1)},
+			in:      segmentInput{files: paths(v(0, "json"), v(1, "json"), v(2, "json"), v(2, "checkpoint.parquet")), floor: -1, maxVersion: i64(1)},
 			version: 1, cp: -1, units: []string{v(0, "json"), v(1, "json")}},
 		{name: "hint without a checkpoint asks for a full listing",
 			in: segmentInput{files: paths(v(5, "json"), v(6, "json")), floor: 5}, errIs: errNoCheckpointAtFloor},
@@ -101,7 +101,6 @@ func TestBuildSegment(t *testing.T) {
 		})
 	}
 }
-
 
 // TestHintPointsAtDeletedCheckpoint: a _last_checkpoint naming a checkpoint
 // that is gone costs a second LIST, never a wrong answer.

@@ -89,7 +89,7 @@ func New(baseURL string, opts Options) (*Client, error) {
 		return nil, errors.New("catalog: set either HTTPClient or CAFile/InsecureSkipVerify, not both")
 	}
 	if hc == nil {
-		if hc, err = newHTTPClient(opts.CAFile, opts.InsecureSkipVerify); err != nil {
+		if hc, err = NewHTTPClient(opts.CAFile, opts.InsecureSkipVerify); err != nil {
 			return nil, err
 		}
 	}
@@ -111,7 +111,11 @@ func New(baseURL string, opts Options) (*Client, error) {
 	return c, nil
 }
 
-func newHTTPClient(caFile string, insecure bool) (*http.Client, error) {
+// NewHTTPClient returns the HTTP client New builds from Options.CAFile and
+// Options.InsecureSkipVerify: TLS 1.2+, verification on unless insecure, the
+// PEM bundle in caFile trusted in addition to the system roots. Pass it as
+// ClientCredentialsConfig.HTTPClient so the token endpoint trusts the same CAs.
+func NewHTTPClient(caFile string, insecure bool) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure} //nolint:gosec // opt-in only
 	if caFile != "" {

@@ -79,7 +79,9 @@ func (c *Client) LoadTable(ctx context.Context, name TableName) (*LoadTableRespo
 // CreateTable calls createTable in catalog.schema (req.Name is the table).
 // deltasync uses it to register EXTERNAL tables. Note the server stamps
 // delta.lastUpdateVersion=0 whatever the log version; follow with an
-// UpdateMetadataSnapshotVersion.
+// UpdateMetadataSnapshotVersion. If a retried create had in fact succeeded,
+// the resend fails with IsAlreadyExists: load the table and compare its
+// location to decide.
 func (c *Client) CreateTable(ctx context.Context, catalog, schema string, req CreateTableRequest) (*LoadTableResponse, error) {
 	var out LoadTableResponse
 	path := "/delta/v1/catalogs/" + seg(catalog) + "/schemas/" + seg(schema) + "/tables"
@@ -92,7 +94,9 @@ func (c *Client) CreateTable(ctx context.Context, catalog, schema string, req Cr
 // UpdateTable calls updateTable. It checks the shape rules the server
 // enforces (an AssertTableUUID, at least one update, no duplicate types)
 // before sending. A 409 comes back as an error for which IsConflict or
-// IsCommitConflict holds: reload and re-plan.
+// IsCommitConflict holds: reload and re-plan. (If a retried update had in
+// fact been applied, its resend fails assert-etag: the reload then shows no
+// remaining diff.)
 func (c *Client) UpdateTable(ctx context.Context, name TableName, req UpdateTableRequest) (*LoadTableResponse, error) {
 	if err := req.Validate(); err != nil {
 		return nil, fmt.Errorf("catalog: updateTable %s: %w", name, err)

@@ -74,6 +74,7 @@ func TestErrorPredicates(t *testing.T) {
 		{"429", e(429, "ResourceExhaustedException", ""), preds{Retryable: true}},
 		{"500", e(500, "CommitStateUnknownException", ""), preds{Retryable: true}},
 		{"503", e(503, "", ""), preds{Retryable: true}},
+		{"501 not retried", e(501, "NotImplementedException", ""), preds{}},
 		{"plain error", errors.New("x"), preds{}},
 		{"nil", nil, preds{}},
 	}

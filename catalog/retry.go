@@ -112,13 +112,18 @@ func parseRetryAfter(h string, now time.Time) time.Duration {
 }
 
 // Retryable reports whether err is worth resending the identical request
-// for: an APIError with status 5xx or 429, a timeout, or a connection error.
-// A 409 (reload and re-plan), any other 4xx, and context cancellation are not.
+// for: an APIError with status 5xx (but not 501 Not Implemented or 505) or
+// 429, a timeout, or a connection error. A 409 (reload and re-plan), any
+// other 4xx, and context cancellation are not.
 func Retryable(err error) bool {
 	if err == nil {
 		return false
 	}
 	if e, ok := asAPIError(err); ok {
+		switch e.Status {
+		case http.StatusNotImplemented, http.StatusHTTPVersionNotSupported:
+			return false
+		}
 		return e.Status >= 500 || e.Status == http.StatusTooManyRequests
 	}
 	if errors.Is(err, context.Canceled) {

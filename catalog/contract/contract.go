@@ -57,6 +57,7 @@ func Run(t *testing.T, baseURL string, opts ...Option) {
 	t.Run("NotFoundEnvelopes", h.testNotFound)
 	t.Run("NonDeltaTable", h.testNonDelta)
 	t.Run("Credentials", h.testCredentials)
+	t.Run("ManagedCommits", h.testManaged)
 }
 
 type harness struct {

@@ -374,7 +374,7 @@ func (d DataType) typeText() string {
 	case "struct":
 		parts := make([]string, 0, len(d.Struct.Fields))
 		for _, f := range d.Struct.Fields {
-			parts = append(parts, quoteIfNeeded(f.Name)+":"+f.Type.typeText())
+			parts = append(parts, f.Name+":"+f.Type.typeText()) // names unquoted, as the server writes them
 		}
 		return "struct<" + strings.Join(parts, ",") + ">"
 	}
@@ -382,15 +382,6 @@ func (d DataType) typeText() string {
 		return p.typeText
 	}
 	return d.Name // decimal(p,s)
-}
-
-var plainName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
-
-func quoteIfNeeded(n string) string {
-	if plainName.MatchString(n) {
-		return n
-	}
-	return "`" + strings.ReplaceAll(n, "`", "``") + "`"
 }
 
 // typeName is the classic ColumnTypeName enum value.

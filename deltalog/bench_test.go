@@ -1,0 +1,68 @@
+package deltalog
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"gocloud.dev/blob/fileblob"
+)
+
+// benchShapes are the fixture sizes: the 1M-file table and a
+// 10k-file one to check that Load does not grow with the file count.
+var benchShapes = []struct {
+	name   string
+	nFiles int
+}{
+	{"files=10k", 10_000},
+	{"files=1M", 1_000_000},
+}
+
+// BenchmarkLoad measures Table.Load (protocol + metadata) of a table whose
+// checkpoint holds N add actions, followed by 100 JSON commits (metaData
+// changed 50 commits back), read from a local directory through fileblob.
+// The fixture is generated once into $DELTASYNC_CACHE/bench (~1 min and
+// ~180 MB for 1M files).
+//
+//	go test ./deltalog -run '^$' -bench BenchmarkLoad -benchmem -count 10
+func BenchmarkLoad(b *testing.B) {
+	ctx := context.Background()
+	for _, shape := range benchShapes {
+		b.Run(shape.name, func(b *testing.B) {
+			dir := fixtureDir(b, shape.nFiles)
+			bucket, err := fileblob.OpenBucket(dir, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer bucket.Close()
+			var lists, gets int
+			count := WithObserver(func(op string, _ time.Duration, _ error) {
+				if op == "list" {
+					lists++
+				} else {
+					gets++
+				}
+			})
+			tbl := NewTable(bucket, shape.name, count)
+			snap, err := tbl.Load(ctx, LoadOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if snap.Version != fixtureLatest {
+				b.Fatalf("Load version %d, want %d", snap.Version, fixtureLatest)
+			}
+			lists, gets = 0, 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			n := 0
+			for b.Loop() {
+				if _, err := tbl.Load(ctx, LoadOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			b.ReportMetric(float64(lists)/float64(n), "lists/op")
+			b.ReportMetric(float64(gets)/float64(n), "gets/op")
+		})
+	}
+}

@@ -15,7 +15,7 @@ type result struct {
 	json   map[string]any
 }
 
-func do(t *testing.T, method, url string, body any, headers ...string) result {
+func do(t testing.TB, method, url string, body any, headers ...string) result {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {

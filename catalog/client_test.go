@@ -230,6 +230,16 @@ func TestLoadTable(t *testing.T) {
 	}
 }
 
+func TestLoadTableRejectsIncompleteResponse(t *testing.T) {
+	for _, body := range []string{"", "{}", `{"metadata":{"etag":"e","table-type":"EXTERNAL","location":"s3://b/t"}}`} {
+		ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { writeJSON(w, 200, body) })
+		c := newClient(t, ts.URL, Options{})
+		if _, err := c.LoadTable(context.Background(), TableName{"c", "s", "t"}); err == nil || !strings.Contains(err.Error(), "c.s.t: response lacks metadata.") {
+			t.Errorf("body %q: err = %v", body, err)
+		}
+	}
+}
+
 func TestLoadTableErrors(t *testing.T) {
 	tests := []struct {
 		name   string

@@ -73,7 +73,7 @@ func (c *Client) LoadTable(ctx context.Context, name TableName) (*LoadTableRespo
 	if _, err := c.do(ctx, request{op: "loadTable", method: http.MethodGet, path: deltaTablePath(name)}, &out); err != nil {
 		return nil, err
 	}
-	return &out, nil
+	return checkLoadResponse("loadTable", name.String(), &out)
 }
 
 // CreateTable calls createTable in catalog.schema (req.Name is the table).
@@ -88,7 +88,7 @@ func (c *Client) CreateTable(ctx context.Context, catalog, schema string, req Cr
 	if _, err := c.do(ctx, request{op: "createTable", method: http.MethodPost, path: path, body: req}, &out); err != nil {
 		return nil, err
 	}
-	return &out, nil
+	return checkLoadResponse("createTable", catalog+"."+schema+"."+req.Name, &out)
 }
 
 // UpdateTable calls updateTable. It checks the shape rules the server
@@ -105,7 +105,7 @@ func (c *Client) UpdateTable(ctx context.Context, name TableName, req UpdateTabl
 	if _, err := c.do(ctx, request{op: "updateTable", method: http.MethodPost, path: deltaTablePath(name), body: req}, &out); err != nil {
 		return nil, err
 	}
-	return &out, nil
+	return checkLoadResponse("updateTable", name.String(), &out)
 }
 
 // Validate checks the request's shape rules (see the type's doc).
@@ -164,4 +164,18 @@ func (c *Client) TableCredentials(ctx context.Context, name TableName, operation
 		return nil, err
 	}
 	return &out, nil
+}
+
+// checkLoadResponse rejects a 2xx answer that lacks the fields deltasync
+// relies on (an empty body decodes to a zero response otherwise).
+func checkLoadResponse(op, table string, r *LoadTableResponse) (*LoadTableResponse, error) {
+	m := &r.Metadata
+	for _, f := range []struct{ name, v string }{
+		{"etag", m.Etag}, {"table-uuid", m.TableUUID}, {"table-type", m.TableType}, {"location", m.Location},
+	} {
+		if f.v == "" {
+			return nil, fmt.Errorf("catalog: %s %s: response lacks metadata.%s", op, table, f.name)
+		}
+	}
+	return r, nil
 }

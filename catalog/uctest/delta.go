@@ -412,10 +412,13 @@ func (s *Server) handleRename(w http.ResponseWriter, r *http.Request) {
 	c, sc, tn := pathTable(r)
 	s.mu.Lock()
 	t, aerr := s.lookup(c, sc, tn)
+	if aerr != nil && aerr.Type == "NoSuchTableException" {
+		aerr.Message = "Table not found: " + tn // the rename path names the table alone
+	}
 	if aerr == nil && req.NewName != tn {
 		tables := s.catalogs[c].schemas[sc].tables
 		if _, taken := tables[req.NewName]; taken {
-			aerr = tableExists(c + "." + sc + "." + req.NewName)
+			aerr = tableExists(req.NewName)
 		} else {
 			delete(tables, tn)
 			t.Name = req.NewName

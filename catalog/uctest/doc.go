@@ -24,4 +24,18 @@
 // Where the spec and the real server disagree (§10) the server's behaviour is
 // the default; WithReplayConflict, WithFirstCommitV1 and WithClusteringKey
 // switch to the spec's reading.
+//
+// Known, deliberate differences from the real server:
+//   - requests the definitions forbid are refused with 400 even where the
+//     server is lenient: GET /delta/v1/config without protocol-versions,
+//     GET /tables with max_results > 50, a POST body without
+//     Content-Type: application/json, assert-table-uuid without uuid (the
+//     server answers 409 "expected null"); paths outside the definitions get
+//     404/405 and are recorded too;
+//   - vended credentials always carry expiration-time-ms (required by the
+//     definition; the server omits it for file:// locations);
+//   - a replayed add-commit whose version was already backfilled and purged
+//     is a 409 conflict (v0.6.0); main compares staged file contents;
+//   - nothing is read from or written to storage, not even for MANAGED
+//     tables (delete does not remove their directory).
 package uctest

@@ -55,17 +55,17 @@ func (e envToken) String() string   { return "EnvToken(" + e.name + ")" }
 func (e envToken) GoString() string { return e.String() }
 
 // FileToken returns a TokenSource that reads the token from path (surrounding
-// whitespace trimmed) and re-reads it whenever the file's size or mtime
-// changes, so a rotated secret (e.g. a mounted Kubernetes secret) is picked up.
+// whitespace trimmed) and re-reads it whenever the file's identity, size or
+// mtime changes, so a rotated secret is picked up (including a mounted
+// Kubernetes secret, which is swapped through a symlink).
 func FileToken(path string) TokenSource { return &fileToken{path: path} }
 
 type fileToken struct {
 	path string
 
-	mu      stdsync.Mutex
-	modTime time.Time
-	size    int64
-	tok     string
+	mu   stdsync.Mutex
+	info os.FileInfo // of the file the cached token was read from
+	tok  string
 }
 
 func (f *fileToken) Token(context.Context) (string, error) {
@@ -75,7 +75,7 @@ func (f *fileToken) Token(context.Context) (string, error) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.tok != "" && st.ModTime().Equal(f.modTime) && st.Size() == f.size {
+	if f.tok != "" && os.SameFile(f.info, st) && st.ModTime().Equal(f.info.ModTime()) && st.Size() == f.info.Size() {
 		return f.tok, nil
 	}
 	b, err := os.ReadFile(f.path)
@@ -86,7 +86,7 @@ func (f *fileToken) Token(context.Context) (string, error) {
 	if tok == "" {
 		return "", fmt.Errorf("catalog: token file %s is empty", f.path)
 	}
-	f.tok, f.modTime, f.size = tok, st.ModTime(), st.Size()
+	f.tok, f.info = tok, st
 	return tok, nil
 }
 func (f *fileToken) String() string   { return "FileToken(" + f.path + ")" }

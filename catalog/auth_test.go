@@ -58,6 +58,26 @@ func TestTokenSources(t *testing.T) {
 	if _, err := ft.Token(ctx); err == nil {
 		t.Error("empty token file accepted")
 	}
+	// Symlink swap (how Kubernetes rotates mounted secrets), same size and mtime.
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	os.WriteFile(a, []byte("tokenA"), 0o600)
+	os.WriteFile(b, []byte("tokenB"), 0o600)
+	os.Chtimes(a, later, later)
+	os.Chtimes(b, later, later)
+	link := filepath.Join(dir, "token")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	lt := FileToken(link)
+	if tok, _ := lt.Token(ctx); tok != "tokenA" {
+		t.Errorf("symlinked token = %q", tok)
+	}
+	os.Remove(link)
+	os.Symlink(b, link)
+	if tok, _ := lt.Token(ctx); tok != "tokenB" {
+		t.Errorf("after symlink swap token = %q, want tokenB", tok)
+	}
 	if _, err := FileToken(filepath.Join(t.TempDir(), "nope")).Token(ctx); err == nil {
 		t.Error("missing token file accepted")
 	}

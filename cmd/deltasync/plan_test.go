@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/deltasync/deltasync/catalog/uctest"
+)
+
+func TestPlanExitCodes(t *testing.T) {
+	tc := newTestCatalog(t)
+	tc.register("basic_partitioned", "t")
+	args := []string{"plan", "--catalog-url", tc.srv.URL(), "--include", "cat.s.*", "--log-level", "error"}
+
+	code, out, errOut := runCLI(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("in sync: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "in sync") || !strings.Contains(out, "deltasync: 1 tables: 1 unchanged") {
+		t.Errorf("text output:\n%s", out)
+	}
+
+	tc.mutate("t", func(tb *uctest.Table) { tb.Properties["stray"] = "x" })
+	tc.srv.ResetRequests()
+	code, out, errOut = runCLI(t, nil, args...)
+	if code != 2 {
+		t.Fatalf("drift: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "would update") || !strings.Contains(out, "property stray: remove") {
+		t.Errorf("text output:\n%s", out)
+	}
+	code, out, _ = runCLI(t, nil, append(args, "-o", "json")...)
+	var doc struct {
+		FormatVersion string `json:"format_version"`
+		Tables        []struct {
+			Table   string   `json:"table"`
+			Actions []string `json:"actions"`
+		} `json:"tables"`
+	}
+	if code != 2 || json.Unmarshal([]byte(out), &doc) != nil || doc.FormatVersion != "1" || len(doc.Tables) != 1 {
+		t.Errorf("json: exit %d\n%s", code, out)
+	}
+	if n := tc.updates(); n != 0 {
+		t.Errorf("plan sent %d updates", n)
+	}
+
+	down := uctest.NewServer()
+	url := down.URL()
+	down.Close()
+	code, _, errOut = runCLI(t, nil, "plan", "--catalog-url", url, "--include", "cat.s.*", "--log-level", "error")
+	if code != 1 {
+		t.Errorf("catalog down: exit %d, want 1\n%s", code, errOut)
+	}
+	code, _, _ = runCLI(t, nil, "plan", "--include", "cat.s.*")
+	if code != 1 {
+		t.Errorf("bad config: exit %d, want 1", code)
+	}
+}

@@ -242,10 +242,11 @@ func (c *Client) attempt(ctx context.Context, r request, target string, payload 
 		}
 		return status, 0, body, nil
 	}
+	if tok != "" { // scrub before parsing, so trimming cannot cut the token in half
+		body = bytes.ReplaceAll(body, []byte(tok), []byte("[REDACTED]"))
+	}
 	apiErr := parseAPIError(status, body)
 	apiErr.Operation = r.op
-	apiErr.Message = redact(apiErr.Message, tok)
-	apiErr.Type = redact(apiErr.Type, tok)
 	return status, parseRetryAfter(resp.Header.Get("Retry-After"), c.retry.Now()), nil, apiErr
 }
 

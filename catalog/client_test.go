@@ -285,6 +285,7 @@ func TestConfig(t *testing.T) {
 		{"no delta api (plain 404)", 404, `404 page not found`, ErrNoDeltaAPI, true, nil},
 		{"no delta api (generic not found)", 404, `{"error_code":"NOT_FOUND","message":"no such path"}`, ErrNoDeltaAPI, true, nil},
 		{"unknown catalog is not ErrNoDeltaAPI", 404, `{"error":{"message":"Catalog not found: x","type":"NoSuchCatalogException","code":404}}`, nil, true, nil},
+		{"unknown catalog, classic envelope", 404, `{"error_code":"CATALOG_NOT_FOUND","message":"Catalog not found: x"}`, nil, true, nil},
 		{"version not offered", 200, `{"endpoints":[],"protocol-version":"2.0"}`, ErrProtocolVersion, false, nil},
 		{"minor above offered", 200, `{"endpoints":[],"protocol-version":"1.3"}`, ErrProtocolVersion, false, nil},
 	}

@@ -28,7 +28,7 @@ func (c *Client) Config(ctx context.Context, catalog string) (*DeltaConfig, erro
 	q := url.Values{"catalog": {catalog}, "protocol-versions": {strings.Join(offered, ",")}}
 	_, err := c.do(ctx, request{op: "getConfig", method: http.MethodGet, path: "/delta/v1/config", query: q}, &out)
 	if err != nil {
-		if e, ok := asAPIError(err); ok && e.Status == http.StatusNotFound && !strings.HasPrefix(e.Type, "NoSuch") {
+		if e, ok := asAPIError(err); ok && e.Status == http.StatusNotFound && !namesMissingCatalog(e.Type) {
 			return nil, fmt.Errorf("%w: %w", ErrNoDeltaAPI, err)
 		}
 		return nil, err
@@ -38,6 +38,13 @@ func (c *Client) Config(ctx context.Context, catalog string) (*DeltaConfig, erro
 			out.ProtocolVersion, strings.Join(offered, ","))
 	}
 	return &out, nil
+}
+
+// namesMissingCatalog reports whether a 404's error type says the catalog
+// (not the endpoint) is missing: NoSuchCatalogException in the Delta
+// envelope, CATALOG_NOT_FOUND / CATALOG_DOES_NOT_EXIST in the classic one.
+func namesMissingCatalog(typ string) bool {
+	return strings.HasPrefix(typ, "NoSuch") || strings.HasPrefix(strings.ToUpper(typ), "CATALOG_")
 }
 
 // protocolVersionOffered reports whether v ("major.minor") is within what we

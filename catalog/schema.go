@@ -110,14 +110,14 @@ func encodeStruct(s *StructType, st style) ([]byte, error) {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		name, _ := json.Marshal(f.Name)
+		name, _ := marshalPlain(f.Name)
 		t, err := encodeType(f.Type, st)
 		if err != nil {
 			return nil, fmt.Errorf("field %q: %w", f.Name, err)
 		}
 		md := []byte("{}")
 		if len(f.Metadata) > 0 {
-			if md, err = json.Marshal(f.Metadata); err != nil {
+			if md, err = marshalPlain(f.Metadata); err != nil {
 				return nil, fmt.Errorf("field %q metadata: %w", f.Name, err)
 			}
 		}
@@ -152,7 +152,7 @@ func encodeType(d DataType, st style) ([]byte, error) {
 	case len(d.Other) > 0:
 		return d.Other, nil
 	case d.Primitive != "":
-		return json.Marshal(d.Primitive)
+		return marshalPlain(d.Primitive)
 	default:
 		return nil, fmt.Errorf("empty data type")
 	}
@@ -233,7 +233,7 @@ func objectType(obj map[string]any, st style, path string) (DataType, error) {
 		}
 		return DataType{Primitive: "decimal(" + strconv.FormatInt(p, 10) + "," + strconv.FormatInt(sc, 10) + ")"}, nil
 	default:
-		raw, err := json.Marshal(obj)
+		raw, err := marshalPlain(obj)
 		if err != nil {
 			return DataType{}, fmt.Errorf("catalog: %s: %w", path, err)
 		}
@@ -401,4 +401,16 @@ func validDecimal(s string) bool {
 	p, err1 := strconv.Atoi(m[1])
 	sc, err2 := strconv.Atoi(m[2])
 	return err1 == nil && err2 == nil && p <= 38 && sc <= p
+}
+
+// marshalPlain is json.Marshal without HTML escaping, so names and metadata
+// such as "a<b" keep the spelling the Delta log uses.
+func marshalPlain(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -183,6 +183,22 @@ func TestDataTypeDecode(t *testing.T) {
 	}
 }
 
+func TestSchemaStringKeepsSpelling(t *testing.T) {
+	const log = `{"type":"struct","fields":[{"name":"a<b>&c","type":"string","nullable":true,"metadata":{"comment":"x < y & z","__COLLATIONS":{"a":"ICU.en_US"}}}]}`
+	cols, err := ColumnsFromSchemaString(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := cols.SchemaString()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"struct","fields":[{"name":"a<b>&c","type":"string","nullable":true,"metadata":{"__COLLATIONS":{"a":"ICU.en_US"},"comment":"x < y & z"}}]}`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
 func TestNilMetadataAndFieldsMarshal(t *testing.T) {
 	s := StructType{Fields: []StructField{{Name: "a", Type: DataType{Primitive: "long"}, Nullable: true}}}
 	got, _ := json.Marshal(s)

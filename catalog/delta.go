@@ -99,8 +99,7 @@ func (c *Client) CreateTable(ctx context.Context, catalog, schema string, req Cr
 }
 
 // UpdateTable calls updateTable. It checks the shape rules the server
-// enforces (an AssertTableUUID, at least one update, no duplicate types)
-// before sending. A 409 comes back as an error for which IsConflict or
+// enforces (see Validate) before sending. A 409 comes back as an error for which IsConflict or
 // IsCommitConflict holds: reload and re-plan. (If a retried update had in
 // fact been applied, its resend fails assert-etag: the reload then shows no
 // remaining diff.)
@@ -115,7 +114,9 @@ func (c *Client) UpdateTable(ctx context.Context, name TableName, req UpdateTabl
 	return checkLoadResponse("updateTable", name.String(), &out)
 }
 
-// Validate checks the request's shape rules (see the type's doc).
+// Validate checks the shape rules the server enforces: at least one update,
+// an AssertTableUUID, at most one requirement or action of each type, and no
+// key (domain) both set and removed.
 func (r UpdateTableRequest) Validate() error {
 	if len(r.Updates) == 0 {
 		return errors.New("at least one update is required")
@@ -136,6 +137,8 @@ func (r UpdateTableRequest) Validate() error {
 	if !hasUUID {
 		return errors.New("assert-table-uuid requirement is required")
 	}
+	setKeys, setDomains := map[string]bool{}, map[string]bool{}
+	var removals, removedDomains []string
 	for _, u := range r.Updates {
 		if u == nil {
 			return errors.New("nil update")
@@ -145,6 +148,29 @@ func (r UpdateTableRequest) Validate() error {
 			return fmt.Errorf("at most one %s is allowed per request", a)
 		}
 		seen[a] = true
+		switch v := u.(type) {
+		case SetProperties:
+			for k := range v.Updates {
+				setKeys[k] = true
+			}
+		case RemoveProperties:
+			removals = v.Removals
+		case SetDomainMetadata:
+			setDomains[DomainClustering] = v.Clustering != nil
+			setDomains[DomainRowTracking] = v.RowIDHighWaterMark != nil
+		case RemoveDomainMetadata:
+			removedDomains = v.Domains
+		}
+	}
+	for _, k := range removals {
+		if setKeys[k] {
+			return fmt.Errorf("set-properties and remove-properties overlap on key %q", k)
+		}
+	}
+	for _, d := range removedDomains {
+		if setDomains[d] {
+			return fmt.Errorf("set-domain-metadata and remove-domain-metadata overlap on domain %q", d)
+		}
 	}
 	return nil
 }

@@ -9,7 +9,8 @@
 // /api/2.1/unity-catalog (UC OSS and Databricks-hosted UC share the paths).
 // Options carry the TokenSource (StaticToken, EnvToken, FileToken — re-read
 // on rotation —, ClientCredentials / DatabricksM2M for OAuth2 M2M, or any
-// oauth2.TokenSource via OAuth2Token), a CA bundle, a per-attempt Timeout,
+// oauth2.TokenSource via OAuth2Token), a CA bundle (NewHTTPClient builds the
+// same TLS client for a token endpoint), a per-attempt Timeout,
 // the RetryPolicy, the User-Agent version and an Observer called after every
 // HTTP attempt with the operationId (getConfig, loadTable, createTable,
 // updateTable, tableExists, getTableCredentials, listCatalogs, listSchemas,

@@ -117,6 +117,12 @@ func TestUpdateRequestValidate(t *testing.T) {
 		{"no updates", UpdateTableRequest{Requirements: []Requirement{uuid}}, "at least one update"},
 		{"no uuid", UpdateTableRequest{Requirements: []Requirement{AssertEtag{Etag: "e"}}, Updates: []Update{SetTableComment{}}}, "assert-table-uuid requirement is required"},
 		{"duplicate action", UpdateTableRequest{Requirements: []Requirement{uuid}, Updates: []Update{SetTableComment{}, SetTableComment{}}}, "at most one set-table-comment"},
+		{"set and remove overlap", UpdateTableRequest{Requirements: []Requirement{uuid}, Updates: []Update{
+			SetProperties{Updates: map[string]string{"a": "1"}}, RemoveProperties{Removals: []string{"b", "a"}}}}, `overlap on key "a"`},
+		{"set and remove domain overlap", UpdateTableRequest{Requirements: []Requirement{uuid}, Updates: []Update{
+			SetDomainMetadata{Clustering: &[][]string{}}, RemoveDomainMetadata{Domains: []string{DomainClustering}}}}, `overlap on domain "delta.clustering"`},
+		{"set one domain, remove the other", UpdateTableRequest{Requirements: []Requirement{uuid}, Updates: []Update{
+			SetDomainMetadata{RowIDHighWaterMark: ptr(int64(1))}, RemoveDomainMetadata{Domains: []string{DomainClustering}}}}, ""},
 		{"duplicate requirement", UpdateTableRequest{Requirements: []Requirement{uuid, uuid}, Updates: []Update{SetTableComment{}}}, "at most one assert-table-uuid"},
 	}
 	for _, tt := range tests {

@@ -148,7 +148,7 @@ func (r UpdateTableRequest) Validate() error {
 			return fmt.Errorf("at most one %s is allowed per request", a)
 		}
 		seen[a] = true
-		switch v := u.(type) {
+		switch v := derefUpdate(u).(type) {
 		case SetProperties:
 			for k := range v.Updates {
 				setKeys[k] = true

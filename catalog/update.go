@@ -225,8 +225,22 @@ func (r UpdateTableRequest) MarshalJSON() ([]byte, error) {
 	}{reqs, ups})
 }
 
+// derefUpdate turns a pointer to an update type into the value, so both
+// forms marshal and validate alike.
+func derefUpdate(u Update) Update {
+	if v := reflect.ValueOf(u); v.Kind() == reflect.Pointer && !v.IsNil() {
+		if d, ok := v.Elem().Interface().(Update); ok {
+			return d
+		}
+	}
+	return u
+}
+
 func marshalUpdate(u Update) ([]byte, error) {
-	switch v := u.(type) {
+	if u == nil || reflect.ValueOf(u).Kind() == reflect.Pointer && reflect.ValueOf(u).IsNil() {
+		return nil, fmt.Errorf("catalog: nil update")
+	}
+	switch v := derefUpdate(u).(type) {
 	case SetDomainMetadata:
 		return withDiscriminator("action", v.Action(), struct {
 			Updates DomainMetadata `json:"updates"`
@@ -251,10 +265,8 @@ func marshalUpdate(u Update) ([]byte, error) {
 			v.Domains = []string{}
 		}
 		return withDiscriminator("action", v.Action(), v)
-	case nil:
-		return nil, fmt.Errorf("catalog: nil update")
 	default:
-		return withDiscriminator("action", u.Action(), u)
+		return withDiscriminator("action", v.Action(), v)
 	}
 }
 

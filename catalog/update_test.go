@@ -71,6 +71,23 @@ func TestUpdateWireShape(t *testing.T) {
 	}
 }
 
+func TestPointerUpdatesMarshalLikeValues(t *testing.T) {
+	hwm := int64(5)
+	vals := UpdateTableRequest{Requirements: []Requirement{AssertTableUUID{UUID: "u"}},
+		Updates: []Update{SetDomainMetadata{RowIDHighWaterMark: &hwm}, SetProperties{}}}
+	ptrs := UpdateTableRequest{Requirements: []Requirement{&AssertTableUUID{UUID: "u"}},
+		Updates: []Update{&SetDomainMetadata{RowIDHighWaterMark: &hwm}, &SetProperties{}}}
+	a, err1 := json.Marshal(vals)
+	b, err2 := json.Marshal(ptrs)
+	if err1 != nil || err2 != nil || string(a) != string(b) {
+		t.Errorf("values: %s (%v)\npointers: %s (%v)", a, err1, b, err2)
+	}
+	var nilPtr *SetColumns
+	if _, err := json.Marshal(UpdateTableRequest{Updates: []Update{nilPtr}}); err == nil {
+		t.Error("nil pointer update marshalled")
+	}
+}
+
 func TestUpdateRequestRoundTripTyped(t *testing.T) {
 	req := UpdateTableRequest{
 		Requirements: []Requirement{AssertTableUUID{UUID: "11111111-2222-3333-4444-555555555555"}, AssertEtag{Etag: "etag-1"}},

@@ -2,5 +2,28 @@
 // Catalog records, and acts: it pushes metadata-only syncs to EXTERNAL tables
 // and flags divergence everywhere else. The log always wins; storage is never
 // written. The daemon, the one-shot job and the plan command all run the same
-// per-table reconcile defined here.
+// per-table reconcile defined here (Reconciler.Sync, Reconciler.Reconcile).
+//
+// The stages are separate:
+//
+//   - reconcile (Reconciler): level-based — every cycle re-reads both sides,
+//     the catalog record (Delta API load + classic get for the comment) and
+//     the log (incremental deltalog Refresh of the previous snapshot);
+//   - diff (Diff): a pure, total, deterministic function from (LogState,
+//     Record) to a typed Plan; server-derived keys and representation
+//     differences are normalised away first, so a faithfully registered
+//     table always diffs empty;
+//   - apply (Plan.Updates): exactly the updateTable actions that fix the
+//     plan, sent in ONE request guarded by assert-table-uuid + assert-etag,
+//     only when something differs (every update rolls the server's etag).
+//
+// Invariants: nothing is written for an empty plan, for MANAGED or
+// catalog-managed tables, for tables in warn mode, for logs with types the
+// catalog cannot store, for a differing location, or when the catalog's
+// watermark is newer than the log; an etag conflict means reload and
+// re-plan (bounded); a write is confirmed by reloading and re-diffing.
+//
+// The package reads no flags or environment, holds no global state, logs to
+// the *zap.Logger and registers metrics on the prometheus.Registerer it is
+// given. It shadows the standard library's sync, imported here as stdsync.
 package sync

@@ -61,6 +61,7 @@ func newEnv(t *testing.T) *env {
 		if _, err := c.CreateCatalog(ctx, catalog.CreateCatalogRequest{Name: e.catalog}); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { _ = c.DeleteCatalog(context.Background(), e.catalog, true) })
 		if _, err := c.CreateSchema(ctx, catalog.CreateSchemaRequest{Name: e.schema, CatalogName: e.catalog}); err != nil {
 			t.Fatal(err)
 		}

@@ -45,7 +45,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, t Target) Result {
 	defer cancel()
 	res := r.reconcile(ctx, t)
 	r.record(res)
-	l := r.log.With(zap.String("table", res.Table))
+	l := r.logger(ctx).With(zap.String("table", res.Table))
 	if res.LogVersion != nil {
 		l = l.With(zap.Int64("version", *res.LogVersion))
 	}
@@ -73,7 +73,7 @@ func (r *Reconciler) reconcile(ctx context.Context, t Target) Result {
 	name := t.Name.String()
 	res := Result{Table: name, Mode: t.Mode}
 	st := r.state(name)
-	l := r.log.With(zap.String("table", name))
+	l := r.logger(ctx).With(zap.String("table", name))
 	fail := func(reason ErrorReason, err error) Result {
 		res.Outcome, res.Status, res.ErrorReason, res.Reason = OutcomeFailed, StatusUnknown, reason, err.Error()
 		return res

@@ -168,7 +168,7 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 		}
 		due = append(due, t)
 	}
-	rep.Results = r.runAll(ctx, due)
+	rep.Results = r.runAll(withCycle(ctx, cycle), due)
 	rep.Interrupted = ctx.Err() != nil && len(rep.Results) < len(due)
 	if err == nil && !rep.Interrupted {
 		r.forgetOthers(targets)
@@ -176,9 +176,9 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 	rep.Duration = r.opts.Now().Sub(start)
 	ok := rep.Err == nil && rep.Count(OutcomeFailed) == 0
 	r.opts.Metrics.recordCycle(rep.Duration, ok, r.opts.Now())
-	if err == nil && !rep.Interrupted {
+	if !rep.Interrupted {
 		r.mu.Lock()
-		r.ready = true
+		r.ready = err == nil // a completed cycle, with the catalog listed
 		r.mu.Unlock()
 	}
 	log.Info("cycle finished", zap.String("summary", rep.Summary()))
@@ -290,6 +290,21 @@ func (r *Reconciler) record(res Result) {
 	if res.ErrorReason != "" {
 		r.opts.Metrics.recordError(res.ErrorReason)
 	}
+}
+
+type cycleKey struct{}
+
+// withCycle tags ctx with the cycle number, for the "cycle" log key.
+func withCycle(ctx context.Context, cycle int64) context.Context {
+	return context.WithValue(ctx, cycleKey{}, cycle)
+}
+
+// logger returns the reconciler's logger with the cycle of ctx, if any.
+func (r *Reconciler) logger(ctx context.Context) *zap.Logger {
+	if c, ok := ctx.Value(cycleKey{}).(int64); ok {
+		return r.log.With(zap.Int64("cycle", c))
+	}
+	return r.log
 }
 
 // errorf builds a reason string.

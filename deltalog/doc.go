@@ -1,8 +1,22 @@
 // Package deltalog reads a Delta table's transaction log (_delta_log) from
 // object storage and replays it into an immutable Snapshot: version,
-// protocol, metadata, schema and commit timestamp.
+// protocol, metadata, schema, commit timestamp and domain metadata.
+//
+// Reading follows the Delta protocol in stages, each a value of its own:
+// file names are parsed into typed log paths (path.go); the listing is
+// turned into a validated segment, the newest complete checkpoint plus a
+// contiguous run of commits after it, compaction files standing in for
+// ranges of commits (segment.go); protocol and metaData are replayed
+// newest first and the replay stops as soon as both are found
+// (replay.go). Checkpoints are read for their protocol, metaData and
+// domainMetadata columns only (checkpoint_parquet.go); v2 sidecars are
+// never opened. _last_checkpoint is only a hint for where to start
+// listing. Catalog-managed tables take the catalog's ratified commits
+// (LoadOptions) in place of published ones. Refresh advances a previous
+// snapshot with one LIST and reads only the new commits.
 //
 // Invariants: storage is only ever read; a Snapshot is never mutated after
 // it is returned; every refused log yields a *LogError naming the table, the
-// file and the reason. deltalog imports neither catalog nor sync.
+// file (and line) and the reason, which wraps one of the Err* sentinels; no
+// input makes the package panic. deltalog imports neither catalog nor sync.
 package deltalog

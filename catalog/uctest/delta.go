@@ -280,7 +280,9 @@ func (s *Server) loadResponse(t *Table) map[string]any {
 	if v, err := strconv.ParseInt(t.Properties["delta.lastCommitTimestamp"], 10, 64); err == nil {
 		md["last-commit-timestamp-ms"] = v
 	}
-	resp := map[string]any{"metadata": md}
+	// The server's generated model starts "commits" as an empty list, so
+	// EXTERNAL tables answer "commits": [] (and no latest-table-version).
+	resp := map[string]any{"metadata": md, "commits": []any{}}
 	if t.Type == "MANAGED" {
 		commits := []any{}
 		var latest int64
@@ -292,10 +294,7 @@ func (s *Server) loadResponse(t *Table) map[string]any {
 			if c.Backfilled {
 				continue
 			}
-			commits = append(commits, map[string]any{
-				"version": c.Version, "timestamp": c.Timestamp, "file-name": c.FileName,
-				"file-size": c.FileSize, "file-modification-timestamp": c.FileModificationTimestamp,
-			})
+			commits = append(commits, commitJSON(c))
 		}
 		resp["commits"] = commits
 		resp["latest-table-version"] = latest
@@ -432,4 +431,11 @@ func (s *Server) handleRename(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+func commitJSON(c Commit) map[string]any {
+	return map[string]any{
+		"version": c.Version, "timestamp": c.Timestamp, "file-name": c.FileName,
+		"file-size": c.FileSize, "file-modification-timestamp": c.FileModificationTimestamp,
+	}
 }

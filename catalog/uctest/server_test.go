@@ -15,8 +15,11 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("create: %d %v", code, resp)
 	}
 	md := resp["metadata"].(map[string]any)
-	if _, ok := resp["commits"]; ok {
-		t.Errorf("EXTERNAL load has commits")
+	if c, ok := resp["commits"].([]any); !ok || len(c) != 0 {
+		t.Errorf("EXTERNAL create: commits %v, want [] (as the real server)", resp["commits"])
+	}
+	if _, ok := resp["latest-table-version"]; ok {
+		t.Errorf("EXTERNAL create has latest-table-version")
 	}
 	props := md["properties"].(map[string]any)
 	if props["delta.lastUpdateVersion"] != "0" || props["delta.minWriterVersion"] != "2" {

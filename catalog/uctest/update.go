@@ -242,7 +242,9 @@ func (s *Server) update(c, sc, tn string, u *updateRequest) (map[string]any, *ap
 	if aerr := s.applyMetadata(t, u); aerr != nil {
 		return nil, aerr
 	}
+	staleNewest := false
 	if u.has["add-commit"] || u.has["set-latest-backfilled-version"] {
+		wasMarked := len(orig.Commits) > 0 && orig.Commits[len(orig.Commits)-1].Backfilled
 		replay, aerr := s.applyCommit(t, u)
 		if aerr != nil {
 			return nil, aerr
@@ -250,6 +252,8 @@ func (s *Server) update(c, sc, tn string, u *updateRequest) (map[string]any, *ap
 		if replay {
 			return s.loadResponse(orig), nil
 		}
+		n := len(t.Commits)
+		staleNewest = !u.has["add-commit"] && n > 0 && t.Commits[n-1].Backfilled && !wasMarked
 	}
 	if u.etag != nil && *u.etag != preEtag {
 		return nil, conflict("assert-etag failed: expected %s but table has %s", *u.etag, preEtag)
@@ -262,7 +266,15 @@ func (s *Server) update(c, sc, tn string, u *updateRequest) (map[string]any, *ap
 		s.touch(t)
 	}
 	*orig = *t
-	return s.loadResponse(orig), nil
+	resp := s.loadResponse(orig)
+	if staleNewest {
+		// The server marks the newest commit backfilled with a bulk update
+		// its session does not see, so this answer (not later loads) still
+		// lists that commit.
+		c := orig.Commits[len(orig.Commits)-1]
+		resp["commits"] = []any{commitJSON(c)}
+	}
+	return resp, nil
 }
 
 // metadataActions reports log-represented metadata actions in u.

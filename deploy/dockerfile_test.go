@@ -192,3 +192,20 @@ func TestDockerfile(t *testing.T) {
 		}
 	})
 }
+
+// TestDockerignore: the build context filter must keep what `go build`
+// needs (the module files and every package the binary imports).
+func TestDockerignore(t *testing.T) {
+	needed := []string{"go.mod", "go.sum", "cmd", "sync", "deltalog", "catalog"}
+	for _, line := range strings.Split(readFile(t, "Dockerfile.dockerignore"), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "!") {
+			continue
+		}
+		for _, n := range needed {
+			if line == n || strings.HasPrefix(line, n+"/") || line == "*" || line == "**" || line == "/"+n {
+				t.Errorf("Dockerfile.dockerignore excludes %s (pattern %q), which the build needs", n, line)
+			}
+		}
+	}
+}

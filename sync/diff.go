@@ -1,10 +1,10 @@
 package sync
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"path"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -197,22 +197,89 @@ func nonNil(s []string) []string {
 }
 
 // diffSchema compares the log's schemaString with the catalog's columns in
-// the catalog model, by canonical JSON (maps sorted, numbers as written).
+// the catalog model: names, types (nested), nullability and field metadata
+// (column-mapping ids and physical names, comments, ...), exactly.
 func diffSchema(schemaString string, cat catalog.StructType) (*SchemaChange, []string, []string) {
 	want, err := catalog.ColumnsFromSchemaString(schemaString)
 	if err != nil {
 		return nil, nil, []string{fmt.Sprintf("log schemaString: %v", err)}
 	}
 	unsupported := catalog.UnsupportedTypes(want)
-	wantJSON, err1 := json.Marshal(want)
-	catJSON, err2 := json.Marshal(cat)
-	if err1 != nil || err2 != nil {
-		return nil, unsupported, []string{fmt.Sprintf("schema: cannot encode: %v %v", err1, err2)}
-	}
-	if bytes.Equal(wantJSON, catJSON) {
+	if equalStruct(&want, &cat) {
 		return nil, unsupported, nil
 	}
 	return &SchemaChange{Log: want, Catalog: cat, Details: schemaDetails(want, cat)}, unsupported, nil
+}
+
+func equalStruct(a, b *catalog.StructType) bool {
+	if len(a.Fields) != len(b.Fields) {
+		return false
+	}
+	for i := range a.Fields {
+		fa, fb := &a.Fields[i], &b.Fields[i]
+		if fa.Name != fb.Name || fa.Nullable != fb.Nullable || !equalType(&fa.Type, &fb.Type) ||
+			!equalMetadata(fa.Metadata, fb.Metadata) {
+			return false
+		}
+	}
+	return true
+}
+
+func equalType(a, b *catalog.DataType) bool {
+	switch {
+	case a.Struct != nil || b.Struct != nil:
+		return a.Struct != nil && b.Struct != nil && equalStruct(a.Struct, b.Struct)
+	case a.Array != nil || b.Array != nil:
+		return a.Array != nil && b.Array != nil && a.Array.ContainsNull == b.Array.ContainsNull &&
+			equalType(&a.Array.ElementType, &b.Array.ElementType)
+	case a.Map != nil || b.Map != nil:
+		return a.Map != nil && b.Map != nil && a.Map.ValueContainsNull == b.Map.ValueContainsNull &&
+			equalType(&a.Map.KeyType, &b.Map.KeyType) && equalType(&a.Map.ValueType, &b.Map.ValueType)
+	case len(a.Other) > 0 || len(b.Other) > 0:
+		return canonicalJSON(a.Other) == canonicalJSON(b.Other)
+	}
+	return normalizeDecimal(a.Primitive) == normalizeDecimal(b.Primitive)
+}
+
+// normalizeDecimal spells "decimal(10, 2)" as "decimal(10,2)" (the server
+// accepts both and writes the latter).
+func normalizeDecimal(s string) string {
+	if strings.HasPrefix(s, "decimal(") {
+		return strings.ReplaceAll(s, " ", "")
+	}
+	return s
+}
+
+// equalMetadata compares field metadata values (decoded JSON, numbers as
+// json.Number); nil and empty are equal.
+func equalMetadata(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, va := range a {
+		vb, ok := b[k]
+		if !ok || !reflect.DeepEqual(va, vb) && canonicalAny(va) != canonicalAny(vb) {
+			return false
+		}
+	}
+	return true
+}
+
+func canonicalJSON(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	return canonicalAny(v)
+}
+
+// canonicalAny renders a decoded JSON value with sorted keys.
+func canonicalAny(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // schemaDetails describes top-level column differences for people.

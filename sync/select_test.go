@@ -66,4 +66,3 @@ func TestSelectorErrorsAllAtOnce(t *testing.T) {
 		}
 	}
 }
-

@@ -55,9 +55,13 @@ func BenchmarkLoadS3(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := processCPU()
+	n := 0
 	for b.Loop() {
 		if _, err := tbl.Load(ctx, LoadOptions{}); err != nil {
 			b.Fatal(err)
 		}
+		n++
 	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(n)/1e6, "cpu-ms/op")
 }

@@ -54,6 +54,7 @@ func BenchmarkLoad(b *testing.B) {
 			lists, gets = 0, 0
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := processCPU()
 			n := 0
 			for b.Loop() {
 				if _, err := tbl.Load(ctx, LoadOptions{}); err != nil {
@@ -61,6 +62,7 @@ func BenchmarkLoad(b *testing.B) {
 				}
 				n++
 			}
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(n)/1e6, "cpu-ms/op")
 			b.ReportMetric(float64(lists)/float64(n), "lists/op")
 			b.ReportMetric(float64(gets)/float64(n), "gets/op")
 		})

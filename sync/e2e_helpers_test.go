@@ -32,10 +32,22 @@ type env struct {
 	schema  string
 }
 
+// newEnv uses the real server at DELTASYNC_UC_URL when set, else uctest.
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvAt(t, os.Getenv("DELTASYNC_UC_URL"))
+}
+
+// uctestEnv always uses uctest: for tests that need its knobs (MutateTable,
+// FailNext, BeforeUpdate, Requests).
+func uctestEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvAt(t, "")
+}
+
+func newEnvAt(t *testing.T, base string) *env {
+	t.Helper()
 	e := &env{t: t, schema: "s"}
-	base := os.Getenv("DELTASYNC_UC_URL")
 	if base == "" {
 		e.srv = uctest.NewForTest(t)
 		base = e.srv.URL()

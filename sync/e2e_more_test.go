@@ -15,15 +15,6 @@ import (
 	"github.com/deltasync/deltasync/sync"
 )
 
-func uctestEnv(t *testing.T) *env {
-	t.Helper()
-	e := newEnv(t)
-	if e.srv == nil {
-		t.Skip("needs uctest knobs")
-	}
-	return e
-}
-
 func only(e *env, table string) []sync.Rule {
 	return []sync.Rule{{Include: []string{e.name(table).String()}}}
 }

@@ -30,7 +30,7 @@ func TestPrometheusAlertFiresOnDrift(t *testing.T) {
 	d := startDaemon(t)
 	prom := startPrometheus(t, bin, d.addr)
 
-	ok, why := poll(t.Context(), 60*time.Second, 500*time.Millisecond, func() (bool, string) {
+	ok, why := e2ePoll(t.Context(), 60*time.Second, 500*time.Millisecond, func() (bool, string) {
 		var targets struct {
 			ActiveTargets []struct {
 				Labels    map[string]string `json:"labels"`
@@ -53,7 +53,7 @@ func TestPrometheusAlertFiresOnDrift(t *testing.T) {
 	}
 
 	var firing []promAlert
-	ok, why = poll(t.Context(), 60*time.Second, 500*time.Millisecond, func() (bool, string) {
+	ok, why = e2ePoll(t.Context(), 60*time.Second, 500*time.Millisecond, func() (bool, string) {
 		var alerts struct {
 			Alerts []promAlert `json:"alerts"`
 		}
@@ -105,7 +105,7 @@ type promServer struct {
 
 // api GETs a Prometheus API path and decodes its "data" into out.
 func (p *promServer) api(path string, out any) error {
-	code, body, err := get(p.base + path)
+	code, body, err := e2eGet(p.base + path)
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func startPrometheus(t *testing.T, bin, target string) *promServer {
 	if err := os.WriteFile(cfgFile, cfg, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := e2eFreeAddr(t)
 	p := &promServer{base: "http://" + addr, log: &lockedBuffer{}}
 	cmd := exec.Command(bin, "--config.file="+cfgFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--log.level=warn")
@@ -171,14 +171,14 @@ func startPrometheus(t *testing.T, bin, target string) *promServer {
 			<-exited
 		}
 	})
-	ok, why := poll(t.Context(), 30*time.Second, 200*time.Millisecond, func() (bool, string) {
+	ok, why := e2ePoll(t.Context(), 30*time.Second, 200*time.Millisecond, func() (bool, string) {
 		select {
 		case err := <-exited:
 			exited <- err
 			t.Fatalf("prometheus exited early (%v):\n%s", err, p.log)
 		default:
 		}
-		code, body, err := get(p.base + "/-/ready")
+		code, body, err := e2eGet(p.base + "/-/ready")
 		if err != nil {
 			return false, err.Error()
 		}

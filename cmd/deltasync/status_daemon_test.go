@@ -66,14 +66,14 @@ var daemonTables = []struct {
 // watchedTable is the table that stays OutOfSync (its drift alert fires).
 const watchedTable = "main.watch.events"
 
-// daemon is a running `deltasync run`.
-type daemon struct {
+// e2eDaemon is a running `deltasync run`.
+type e2eDaemon struct {
 	addr    string // host:port of the HTTP endpoints
 	catalog *uctest.Server
 	stderr  *lockedBuffer
 }
 
-func (d *daemon) url(path string) string { return "http://" + d.addr + path }
+func (d *e2eDaemon) url(path string) string { return "http://" + d.addr + path }
 
 // lockedBuffer collects the daemon's log, written from several goroutines.
 type lockedBuffer struct {
@@ -96,7 +96,7 @@ func (b *lockedBuffer) String() string {
 // startDaemon seeds a catalog and starts `deltasync run` against it,
 // cycling every second. It returns once the daemon is ready (a cycle has
 // completed); the daemon stops in t.Cleanup.
-func startDaemon(t *testing.T) *daemon {
+func startDaemon(t *testing.T) *e2eDaemon {
 	t.Helper()
 	ctx := t.Context()
 	srv := uctest.NewForTest(t)
@@ -143,8 +143,8 @@ log:
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
-	d := &daemon{addr: addr, catalog: srv, stderr: &lockedBuffer{}}
+	addr := e2eFreeAddr(t)
+	d := &e2eDaemon{addr: addr, catalog: srv, stderr: &lockedBuffer{}}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	exited := make(chan int, 1)
 	go func() {
@@ -188,8 +188,8 @@ func registerLog(ctx context.Context, t *testing.T, client *catalog.Client, full
 	}
 }
 
-// freeAddr returns a 127.0.0.1 address with a port free a moment ago.
-func freeAddr(t *testing.T) string {
+// e2eFreeAddr returns a 127.0.0.1 address with a port free a moment ago.
+func e2eFreeAddr(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -202,9 +202,9 @@ func freeAddr(t *testing.T) string {
 	return addr
 }
 
-// poll calls check every interval until it returns true, for at most limit.
+// e2ePoll calls check every interval until it returns true, for at most limit.
 // It returns the last failure description when time runs out.
-func poll(ctx context.Context, limit, interval time.Duration, check func() (bool, string)) (bool, string) {
+func e2ePoll(ctx context.Context, limit, interval time.Duration, check func() (bool, string)) (bool, string) {
 	deadline := time.Now().Add(limit)
 	var last string
 	for {
@@ -224,11 +224,11 @@ func poll(ctx context.Context, limit, interval time.Duration, check func() (bool
 	}
 }
 
-var httpClient = &http.Client{Timeout: 5 * time.Second}
+var e2eHTTPClient = &http.Client{Timeout: 5 * time.Second}
 
-// get fetches url and returns status and body.
-func get(url string) (int, string, error) {
-	resp, err := httpClient.Get(url)
+// e2eGet fetches url and returns status and body.
+func e2eGet(url string) (int, string, error) {
+	resp, err := e2eHTTPClient.Get(url)
 	if err != nil {
 		return 0, "", err
 	}
@@ -239,15 +239,15 @@ func get(url string) (int, string, error) {
 
 // waitReady polls /readyz (bounded) until a cycle has completed, then the
 // status page until every table shows the status it settles in.
-func (d *daemon) waitReady(t *testing.T, exited <-chan int) {
+func (d *e2eDaemon) waitReady(t *testing.T, exited <-chan int) {
 	t.Helper()
-	ok, why := poll(t.Context(), 30*time.Second, 100*time.Millisecond, func() (bool, string) {
+	ok, why := e2ePoll(t.Context(), 30*time.Second, 100*time.Millisecond, func() (bool, string) {
 		select {
 		case code := <-exited:
 			t.Fatalf("deltasync run exited %d before it was ready; log:\n%s", code, d.stderr)
 		default:
 		}
-		code, body, err := get(d.url("/readyz"))
+		code, body, err := e2eGet(d.url("/readyz"))
 		if err != nil {
 			return false, err.Error()
 		}
@@ -256,8 +256,8 @@ func (d *daemon) waitReady(t *testing.T, exited <-chan int) {
 	if !ok {
 		t.Fatalf("daemon not ready within 30s: %s; log:\n%s", why, d.stderr)
 	}
-	ok, why = poll(t.Context(), 30*time.Second, 200*time.Millisecond, func() (bool, string) {
-		_, body, err := get(d.url("/"))
+	ok, why = e2ePoll(t.Context(), 30*time.Second, 200*time.Millisecond, func() (bool, string) {
+		_, body, err := e2eGet(d.url("/"))
 		if err != nil {
 			return false, err.Error()
 		}

@@ -16,25 +16,25 @@ import (
 
 var statusNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
-func i64(v int64) *int64 { return &v }
+func int64Ptr(v int64) *int64 { return &v }
 
 // statusFixture has one table of every status, given in name order (as
 // Reconciler.Status returns them).
 func statusFixture() []sync.TableStatus {
 	return []sync.TableStatus{
 		{Table: "main.sales.a_synced", Type: "EXTERNAL", Mode: sync.ModeSync, Status: sync.StatusSynced,
-			Outcome: sync.OutcomeUnchanged, LogVersion: i64(12), CatalogVersion: i64(12),
+			Outcome: sync.OutcomeUnchanged, LogVersion: int64Ptr(12), CatalogVersion: int64Ptr(12),
 			LastSync: statusNow.Add(-30 * time.Second), LastCycle: statusNow.Add(-30 * time.Second)},
 		{Table: "main.sales.b_drift", Type: "EXTERNAL", Mode: sync.ModeWarn, Status: sync.StatusOutOfSync,
 			Outcome: sync.OutcomeFlagged, Drift: []sync.Kind{sync.KindSchema, sync.KindProperties},
-			Reason: "mode warn: drift is flagged, never written", LogVersion: i64(7), CatalogVersion: i64(5),
+			Reason: "mode warn: drift is flagged, never written", LogVersion: int64Ptr(7), CatalogVersion: int64Ptr(5),
 			LastSync: statusNow.Add(-3 * time.Hour), LastCycle: statusNow.Add(-time.Minute), OutOfSyncCycles: 2},
 		{Table: "main.sales.c_broken", Type: "", Mode: sync.ModeSync, Status: sync.StatusUnknown,
 			Outcome: sync.OutcomeFailed, Reason: "catalog: 503", LastError: "catalog: 503",
 			LastCycle: statusNow.Add(-time.Minute), OutOfSyncCycles: 1, Failures: 3,
 			NextAttempt: statusNow.Add(90 * time.Second)},
 		{Table: "main.sales.d_drift_longer", Type: "MANAGED", Mode: sync.ModeSync, Status: sync.StatusOutOfSync,
-			Outcome: sync.OutcomeFlagged, Drift: []sync.Kind{sync.KindComment}, LogVersion: i64(3), CatalogVersion: i64(3),
+			Outcome: sync.OutcomeFlagged, Drift: []sync.Kind{sync.KindComment}, LogVersion: int64Ptr(3), CatalogVersion: int64Ptr(3),
 			LastCycle: statusNow.Add(-time.Minute), OutOfSyncCycles: 9},
 		{Table: "main.sales.e_new"}, // selected, not reconciled yet
 	}

@@ -82,7 +82,7 @@ func (t *Table) readActions(ctx context.Context, p *logPath, wantDomains bool) (
 		if err != nil {
 			return nil, fileErr(p.Version, p.Key, 0, err)
 		}
-		fa, err := readParquetActions(ra, size, wantDomains)
+		fa, err := readParquetActions(newBlockReaderAt(ra, size, checkpointBlockSize), size, wantDomains)
 		if err != nil {
 			return nil, fileErr(p.Version, p.Key, 0, err)
 		}

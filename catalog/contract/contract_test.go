@@ -2,6 +2,7 @@ package contract
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/deltasync/deltasync/catalog/uctest"
@@ -14,8 +15,17 @@ func TestContractUCTest(t *testing.T) {
 	if v := srv.Violations(); len(v) > 0 {
 		t.Errorf("API definition violations:\n%v", v)
 	}
-	if v := srv.ExpectedViolations(); len(v) != 1 {
-		t.Errorf("the suite sends one request the definitions forbid (unknown action); uctest recorded %d: %v", len(v), v)
+	// The suite sends two malformed requests on purpose: an unknown update
+	// action and an unknown field.
+	want := []string{`unknown update action "set-owner"`, `unrecognized field(s) "updates[0].extra"`}
+	got := srv.ExpectedViolations()
+	if len(got) != len(want) {
+		t.Fatalf("expected violations %q, want %d", got, len(want))
+	}
+	for i := range want {
+		if !strings.Contains(got[i], want[i]) {
+			t.Errorf("expected violation %d = %q, want it to mention %q", i, got[i], want[i])
+		}
 	}
 }
 

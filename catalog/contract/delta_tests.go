@@ -303,6 +303,8 @@ func (h *harness) testShapeErrors(t *testing.T) {
 		{"set/remove-properties overlap", update(uuid, "", act("set-properties", "updates", map[string]string{"a": "1", "b": "2"}), act("remove-properties", "removals", []string{"b"})), "overlap", nil},
 		{"domain overlap", update(uuid, "", act("set-domain-metadata", "updates", map[string]any{"delta.rowTracking": map[string]any{"rowIdHighWaterMark": 1}}), act("remove-domain-metadata", "domains", []string{"delta.rowTracking"})), "overlap", nil},
 		{"unknown action", update(uuid, "", act("set-owner", "owner", "x")), "", []reqOpt{expectViolation(h)}},
+		// The server parses Delta bodies strictly: an unknown field is a 400.
+		{"unknown field", update(uuid, "", act("set-properties", "updates", map[string]string{"a": "1"}, "extra", 1)), "", []reqOpt{expectViolation(h)}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -101,7 +101,7 @@ func page(r *http.Request, names []string) ([]string, *string, *apiError) {
 	if v := r.URL.Query().Get("max_results"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return nil, nil, invalid("max_results must be a non-negative integer, got %q", v)
+			return nil, nil, invalid("maxResults must be greater than or equal to 0")
 		}
 		if n > 0 && n < size {
 			size = n
@@ -179,7 +179,7 @@ func (s *Server) handleCreateSchema(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, ok := c.schemas[req.Name]; ok {
-		writeError(w, r, classicAlreadyExists("SCHEMA_ALREADY_EXISTS", "Schema already exists: %s.%s", c.name, req.Name))
+		writeError(w, r, classicAlreadyExists("SCHEMA_ALREADY_EXISTS", "Schema already exists: %s", req.Name))
 		return
 	}
 	sc := s.addSchemaLocked(c, req.Name, deref(req.Comment), req.Properties)
@@ -291,7 +291,7 @@ func (s *Server) handleListTables(w http.ResponseWriter, r *http.Request) {
 func splitFull(full string) (string, string, string, *apiError) {
 	parts := strings.Split(full, ".")
 	if len(parts) != 3 {
-		return "", "", "", invalid("Invalid table full name: %s", full)
+		return "", "", "", invalid("Invalid table name: %s", full)
 	}
 	return parts[0], parts[1], parts[2], nil
 }

@@ -105,7 +105,7 @@ func (s *Server) handleCreateStaging(w http.ResponseWriter, r *http.Request) {
 	sc, aerr := s.lookupSchema(cat, sch)
 	if aerr == nil {
 		if _, taken := sc.tables[req.Name]; taken {
-			aerr = tableExists(cat + "." + sch + "." + req.Name)
+			aerr = tableExists(req.Name) // the staging path names the table alone
 		}
 	}
 	if aerr != nil {

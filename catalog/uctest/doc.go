@@ -30,10 +30,17 @@
 //     server is lenient: GET /delta/v1/config without protocol-versions,
 //     GET /tables with max_results > 50, a POST body without
 //     Content-Type: application/json, assert-table-uuid without uuid (the
-//     server answers 409 "expected null"); paths outside the definitions get
-//     404/405 and are recorded too;
+//     server then skips the uuid check and applies the update); paths outside
+//     the definitions get 404/405 and are recorded too;
 //   - vended credentials always carry expiration-time-ms (required by the
-//     definition; the server omits it for file:// locations);
+//     definition; the server sends "expiration-time-ms": null for file://
+//     locations);
+//   - classic responses leave absent fields out; the server writes them as
+//     explicit nulls ("comment": null, "owner": null, "type_precision": null);
+//   - error messages for malformed JSON (unknown requirement type or update
+//     action, a uuid that is not a UUID, unknown domains) are our own words;
+//     the server reports the Jackson parse error; both are 400
+//     InvalidParameterValueException;
 //   - a replayed add-commit whose version was already backfilled and purged
 //     is a 409 conflict (v0.6.0); main compares staged file contents;
 //   - nothing is read from or written to storage, not even for MANAGED

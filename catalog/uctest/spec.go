@@ -145,6 +145,11 @@ func (s *Spec) validateRequest(r *http.Request, body []byte) (*validation, error
 	if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
 		return &validation{input: in, doc: d}, err
 	}
+	if d == s.delta {
+		if err := strictBody(d.doc, route.Operation, body); err != nil {
+			return &validation{input: in, doc: d}, err
+		}
+	}
 	return &validation{input: in, doc: d}, nil
 }
 

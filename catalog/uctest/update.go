@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 // maxUnbackfilledCommits is MAX_NUM_COMMITS_PER_TABLE (§4.7).
 const maxUnbackfilledCommits = 10
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 type wireCommit struct {
 	Version                   *int64  `json:"version"`
@@ -94,6 +97,10 @@ func parseUpdate(body []byte, specViolation func(string)) (*updateRequest, *apiE
 			if err := json.Unmarshal(rq["uuid"], &u.uuid); err != nil || u.uuid == "" {
 				specViolation("assert-table-uuid without uuid")
 				return nil, invalid("assert-table-uuid requires a uuid.")
+			}
+			if !uuidRE.MatchString(u.uuid) {
+				specViolation(fmt.Sprintf("assert-table-uuid uuid %q is not a UUID", u.uuid))
+				return nil, invalid("Cannot deserialize value of type `java.util.UUID` from String %q: UUID has to be represented by standard 36-char representation", u.uuid)
 			}
 		} else {
 			var e string

@@ -32,6 +32,17 @@ func TestSpecViolationsAreRejectedAndRecorded(t *testing.T) {
 		{"config without protocol-versions", "GET", "/delta/v1/config?catalog=c", nil, 400, "protocol-versions"},
 		{"credentials with a bad operation", "GET", "/delta/v1/catalogs/c/schemas/s/tables/t/credentials?operation=WRITE", nil, 400, "operation"},
 		{"list tables above the definition's max_results", "GET", "/tables?catalog_name=c&schema_name=s&max_results=60", nil, 400, "max_results"},
+		{"unknown field in an action", "POST", "/delta/v1/catalogs/c/schemas/s/tables/t", upd("00000000-0000-4000-8000-000000000000", "",
+			map[string]any{"action": "set-properties", "updates": map[string]string{"a": "1"}, "extra": 1}), 400, `"updates[0].extra"`},
+		{"unknown field in a nested column", "POST", "/delta/v1/catalogs/c/schemas/s/tables/t", upd("00000000-0000-4000-8000-000000000000", "",
+			map[string]any{"action": "set-columns", "columns": map[string]any{"type": "struct", "fields": []any{
+				map[string]any{"name": "a", "type": map[string]any{"type": "array", "element-type": "long", "contains-null": true, "x": 1}, "nullable": true, "metadata": map[string]any{"any": "thing"}}}}}), 400, `"updates[0].columns.fields[0].type.x"`},
+		{"unknown field in create", "POST", "/delta/v1/catalogs/c/schemas/s/tables", map[string]any{
+			"name": "x", "location": "file:///tmp/x", "table-type": "EXTERNAL", "properties": map[string]string{}, "owner": "me",
+			"protocol":                 map[string]any{"min-reader-version": 1, "min-writer-version": 2},
+			"columns":                  map[string]any{"type": "struct", "fields": []any{map[string]any{"name": "a", "type": "long", "nullable": true, "metadata": map[string]any{}}}},
+			"last-commit-timestamp-ms": 1}, 400, `"owner"`},
+		{"uuid that is not a UUID", "POST", "/delta/v1/catalogs/c/schemas/s/tables/t", upd("nope", "", setProps("a", "1")), 400, "is not a UUID"},
 		{"path not in the definitions", "GET", "/delta/v1/catalogs/c/schemas/s/tables", nil, 405, "not in the API definition"},
 	}
 	for _, c := range cases {

@@ -263,3 +263,23 @@ func TestDryRunNeverWrites(t *testing.T) {
 		t.Errorf("JSON report: %v %v", err, b.String())
 	}
 }
+
+func TestVendedCredentialsReadTheLog(t *testing.T) {
+	e := uctestEnv(t)
+	dir := e.register("log-replay-latest-metadata-protocol", "t", 0)
+	copyLog(t, "log-replay-latest-metadata-protocol", dir, -1)
+	e.srv.ResetRequests()
+	rep := e.reconciler(only(e, "t"), func(o *sync.Options) { o.VendedCredentials = true }).Sync(context.Background())
+	if rep.Count(sync.OutcomeSynced) != 1 {
+		t.Fatalf("%s\n%s", rep.Summary(), reportText(rep))
+	}
+	asked := false
+	for _, r := range e.srv.Requests() {
+		if strings.HasSuffix(r.Path, "/credentials") && strings.Contains(r.Query, "operation=READ") {
+			asked = true
+		}
+	}
+	if !asked {
+		t.Error("no READ credentials were vended")
+	}
+}

@@ -65,6 +65,14 @@ func TestRunServesAndStopsCleanly(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(metrics, `deltasync_table_info{mode="sync",sync_status="Synced",table="cat.s.t",table_type="EXTERNAL"} 1`) {
 		t.Errorf("/metrics %d:\n%s", code, metrics)
 	}
+	// Request counts come from the catalog and storage observer hooks.
+	for _, want := range []string{`deltasync_catalog_requests_total{code="200",operation="loadTable"}`,
+		`deltasync_storage_requests_total{op="list",result="ok"}`, `deltasync_cycles_total{result="success"} 1`,
+		`deltasync_build_info{`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 	if code, body := runGet(t, base+"/"); code != http.StatusOK || !strings.Contains(body, "cat.s.t") {
 		t.Errorf("/ %d: %s", code, body)
 	}

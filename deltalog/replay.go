@@ -17,6 +17,9 @@ type replay struct {
 	seen        map[string]bool   // domains decided (set or removed) by a newer file
 	newest      *fileActions      // actions of the newest file read (commit info)
 	newestFile  *logPath
+	// protocolFile and metadataFile name where the actions were found
+	// (for errors); "" when carried over from a previous snapshot.
+	protocolFile, metadataFile string
 }
 
 // wantDomains reports whether domainMetadata actions must still be
@@ -37,10 +40,10 @@ func (r *replay) apply(p *logPath, fa *fileActions) {
 		r.newest, r.newestFile = fa, p
 	}
 	if r.protocol == nil && fa.protocol != nil {
-		r.protocol, r.rawProtocol = fa.protocol, fa.rawProtocol
+		r.protocol, r.rawProtocol, r.protocolFile = fa.protocol, fa.rawProtocol, p.Key
 	}
 	if r.metadata == nil && fa.metadata != nil {
-		r.metadata, r.rawMetadata = fa.metadata, fa.rawMetadata
+		r.metadata, r.rawMetadata, r.metadataFile = fa.metadata, fa.rawMetadata, p.Key
 	}
 	// Within one file the last action for a domain wins.
 	for i := len(fa.domains) - 1; i >= 0; i-- {

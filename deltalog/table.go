@@ -113,8 +113,11 @@ func (t *Table) loadSegment(ctx context.Context, seg *segment) (*Snapshot, *LogE
 		return nil, err
 	}
 	origin := commitKey(0)
-	if len(seg.checkpoint) > 0 {
+	switch {
+	case len(seg.checkpoint) > 0:
 		origin = seg.checkpoint[0].Key
+	case len(seg.units) > 0:
+		origin = seg.units[0].Key
 	}
 	snap, err := finish(r, seg.version, origin)
 	if err != nil {
@@ -134,16 +137,15 @@ func finish(r *replay, version int64, origin string) (*Snapshot, *LogError) {
 	if r.protocol == nil {
 		return nil, &LogError{Version: version, File: origin, Err: reason(ErrMissingProtocol, "no protocol action in the log segment")}
 	}
-	pfile := r.newestFile.Key
 	if err := checkReadable(r.protocol); err != nil {
-		return nil, &LogError{Version: version, File: pfile, Err: err}
+		return nil, &LogError{Version: version, File: orDefault(r.protocolFile, origin), Err: err}
 	}
 	if r.metadata == nil {
 		return nil, &LogError{Version: version, File: origin, Err: reason(ErrMissingMetadata, "no metaData action in the log segment")}
 	}
 	schema, err := ParseSchema(r.metadata.SchemaString)
 	if err != nil {
-		return nil, &LogError{Version: version, File: pfile, Err: reason(ErrCorrupt, "metaData.schemaString: %v", err)}
+		return nil, &LogError{Version: version, File: orDefault(r.metadataFile, origin), Err: reason(ErrCorrupt, "metaData.schemaString: %v", err)}
 	}
 	snap := &Snapshot{
 		Version:         version,
@@ -231,4 +233,12 @@ func (t *Table) fail(op string, err error) error {
 		out.Err = fmt.Errorf("unknown error")
 	}
 	return &out
+}
+
+// orDefault returns s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

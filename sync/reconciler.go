@@ -135,7 +135,7 @@ func (r *Reconciler) state(name string) *tableState {
 	defer r.mu.Unlock()
 	st, ok := r.tables[name]
 	if !ok {
-		st = &tableState{status: TableStatus{Table: name}}
+		st = &tableState{status: TableStatus{Table: name, Status: StatusUnknown}}
 		r.tables[name] = st
 	}
 	return st
@@ -273,16 +273,15 @@ func (r *Reconciler) record(res Result) {
 	} else {
 		s.OutOfSyncCycles++
 	}
-	if res.Outcome == OutcomeFailed {
+	switch {
+	case res.Outcome == OutcomeFailed:
 		s.Failures++
 		s.LastError = res.Reason
 		s.NextAttempt = now.Add(r.opts.Backoff.Delay(s.Failures))
-	} else {
-		s.Failures = 0
-		s.NextAttempt = time.Time{}
-		if res.Outcome != OutcomeFlagged {
-			s.LastError = ""
-		}
+	case res.ErrorReason != "": // flagged for a problem (unreadable log, unsupported types)
+		s.Failures, s.NextAttempt, s.LastError = 0, time.Time{}, res.Reason
+	default:
+		s.Failures, s.NextAttempt, s.LastError = 0, time.Time{}, ""
 	}
 	st.status = s
 	r.mu.Unlock()

@@ -17,6 +17,21 @@ func (s *Server) applyCommit(t *Table, u *updateRequest) (replay bool, aerr *api
 	if u.has["set-latest-backfilled-version"] && u.publishedVer == nil {
 		return false, invalid("set-latest-backfilled-version requires latest-published-version.")
 	}
+	if u.commit != nil {
+		ice, aerr := parseUniform(u.uniform)
+		if aerr != nil {
+			return false, aerr
+		}
+		if ice != nil && u.commit.Version != nil && *ice.ConvertedVersion != *u.commit.Version {
+			return false, invalid("uniform.iceberg.converted-delta-version (%d) must equal commit version (%d)", *ice.ConvertedVersion, *u.commit.Version)
+		}
+		if aerr := checkUniformConsistency(t.Properties, ice != nil); aerr != nil {
+			return false, aerr
+		}
+		if ice != nil {
+			t.Uniform = storedUniform(ice)
+		}
+	}
 	if u.commit == nil {
 		return false, backfillOnly(t, *u.publishedVer)
 	}
@@ -49,23 +64,26 @@ func (s *Server) applyCommit(t *Table, u *updateRequest) (replay bool, aerr *api
 	if c.Version > last+1 {
 		return false, invalid("Commit version must be the next version after the latest commit %d, but got %d", last, c.Version)
 	}
-	if u.publishedVer != nil {
-		if *u.publishedVer > last {
-			return false, invalid("Latest backfilled version %d cannot be greater than the last commit version = %d", *u.publishedVer, last)
-		}
-		backfill(t, *u.publishedVer)
+	if u.publishedVer != nil && *u.publishedVer > last {
+		return false, invalid("Latest backfilled version %d cannot be greater than the last commit version = %d", *u.publishedVer, last)
 	}
-	pending := 0
+	// Limit: unbackfilled commits after this commit and its backfill.
+	pending := 1
 	for _, old := range t.Commits {
-		if !old.Backfilled {
+		if !old.Backfilled && (u.publishedVer == nil || old.Version > *u.publishedVer) {
 			pending++
 		}
 	}
-	if pending+1 > maxUnbackfilledCommits {
+	if pending > maxUnbackfilledCommits {
 		return false, &apiError{Status: http.StatusTooManyRequests, Type: "ResourceExhaustedException", Code: "RESOURCE_EXHAUSTED",
 			Message: "Max number of commits per table reached: " + t.UUID}
 	}
+	// The new commit becomes the newest row, so a backfill in the same
+	// request may delete every older one.
 	t.Commits = append(t.Commits, c)
+	if u.publishedVer != nil {
+		backfill(t, *u.publishedVer)
+	}
 	return false, nil
 }
 

@@ -268,9 +268,15 @@ func (s *Server) createTable(cat, sch string, req *createRequest) (map[string]an
 			return nil, aerr
 		}
 	}
-	wantsIceberg := strings.Contains(strings.ToLower(req.Properties["delta.universalFormat.enabledFormats"]), "iceberg")
-	if wantsIceberg != (req.Uniform != nil) {
-		return nil, invalid("uniform is required if and only if delta.universalFormat.enabledFormats includes iceberg.")
+	if aerr := checkUniformConsistency(req.Properties, req.Uniform != nil); aerr != nil {
+		return nil, aerr
+	}
+	ice, aerr := parseUniform(req.Uniform)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if aerr := checkUniformCreate(ice, normalizeLocation(*req.Location)); aerr != nil {
+		return nil, aerr
 	}
 	parts, aerr := resolvePartitions(cols, req.PartitionColumns)
 	if aerr != nil {
@@ -324,7 +330,10 @@ func (s *Server) createTable(cat, sch string, req *createRequest) (map[string]an
 	t := &Table{
 		Catalog: cat, Schema: sch, Name: *req.Name, UUID: id, Type: *req.TableType, Format: "DELTA",
 		Location: loc, Comment: req.Comment, Columns: cols, PartitionColumns: parts, Properties: props,
-		CreatedTime: now, UpdatedTime: now - 1, Uniform: req.Uniform,
+		CreatedTime: now, UpdatedTime: now - 1,
+	}
+	if ice != nil {
+		t.Uniform = storedUniform(ice)
 	}
 	s.touch(t)
 	if st != nil {

@@ -105,7 +105,7 @@ type promServer struct {
 
 // api GETs a Prometheus API path and decodes its "data" into out.
 func (p *promServer) api(path string, out any) error {
-	code, body, err := e2eGet(p.base + path)
+	code, body, err := e2eGet(p.base+path, "")
 	if err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func startPrometheus(t *testing.T, bin, target string) *promServer {
 			t.Fatalf("prometheus exited early (%v):\n%s", err, p.log)
 		default:
 		}
-		code, body, err := e2eGet(p.base + "/-/ready")
+		code, body, err := e2eGet(p.base+"/-/ready", "")
 		if err != nil {
 			return false, err.Error()
 		}

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -143,5 +144,40 @@ func TestReadGuardToken(t *testing.T) {
 				t.Errorf("token = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestGuardRunEndToEnd runs the real daemon with --http-token-file: the
+// status page and /metrics need the token, the probes do not. It skips
+// until run.go has the flag (wiring: see the guard's doc and the README).
+func TestGuardRunEndToEnd(t *testing.T) {
+	if newRunCommand(&cli{}).Flags().Lookup("http-token-file") == nil {
+		t.Skip("deltasync run has no --http-token-file flag yet: guard() is not wired into run.go")
+	}
+	const token = "e2e-Token_0123456789"
+	d := startDaemonWithToken(t, token)
+	tests := []struct {
+		path, token string
+		want        int
+	}{
+		{"/", "", http.StatusUnauthorized},
+		{"/", "wrong", http.StatusUnauthorized},
+		{"/", token, http.StatusOK},
+		{"/metrics", "", http.StatusUnauthorized},
+		{"/metrics", token, http.StatusOK},
+		{"/healthz", "", http.StatusOK},
+		{"/readyz", "", http.StatusOK},
+	}
+	for _, tt := range tests {
+		code, body, err := e2eGet(d.url(tt.path), tt.token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code != tt.want {
+			t.Errorf("GET %s with token %q: %d, want %d", tt.path, tt.token, code, tt.want)
+		}
+		if code == http.StatusUnauthorized && strings.Contains(body, "deltasync_") {
+			t.Errorf("GET %s without the token leaked metrics", tt.path)
+		}
 	}
 }

@@ -69,11 +69,17 @@ const watchedTable = "main.watch.events"
 // e2eDaemon is a running `deltasync run`.
 type e2eDaemon struct {
 	addr    string // host:port of the HTTP endpoints
+	token   string // bearer token the endpoints require, if any
 	catalog *uctest.Server
 	stderr  *lockedBuffer
 }
 
 func (d *e2eDaemon) url(path string) string { return "http://" + d.addr + path }
+
+// get fetches path from the daemon, with its token if it has one.
+func (d *e2eDaemon) get(path string) (int, string, error) {
+	return e2eGet(d.url(path), d.token)
+}
 
 // lockedBuffer collects the daemon's log, written from several goroutines.
 type lockedBuffer struct {
@@ -96,7 +102,11 @@ func (b *lockedBuffer) String() string {
 // startDaemon seeds a catalog and starts `deltasync run` against it,
 // cycling every second. It returns once the daemon is ready (a cycle has
 // completed); the daemon stops in t.Cleanup.
-func startDaemon(t *testing.T) *e2eDaemon {
+func startDaemon(t *testing.T) *e2eDaemon { t.Helper(); return startDaemonWithToken(t, "") }
+
+// startDaemonWithToken is startDaemon with --http-token-file set to a file
+// holding token, when token is not empty.
+func startDaemonWithToken(t *testing.T, token string) *e2eDaemon {
 	t.Helper()
 	ctx := t.Context()
 	srv := uctest.NewForTest(t)
@@ -144,13 +154,18 @@ log:
 		t.Fatal(err)
 	}
 	addr := e2eFreeAddr(t)
-	d := &e2eDaemon{addr: addr, catalog: srv, stderr: &lockedBuffer{}}
+	d := &e2eDaemon{addr: addr, token: token, catalog: srv, stderr: &lockedBuffer{}}
+	args := []string{"run", "--config", cfgFile, "--catalog-url", srv.URL(), "--listen", addr, "--schedule", "@every 1s"}
+	if token != "" {
+		tokenFile := filepath.Join(tmp, "http-token")
+		if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--http-token-file", tokenFile)
+	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	exited := make(chan int, 1)
-	go func() {
-		exited <- run(runCtx, []string{"run", "--config", cfgFile, "--catalog-url", srv.URL(),
-			"--listen", addr, "--schedule", "@every 1s"}, nil, io.Discard, d.stderr)
-	}()
+	go func() { exited <- run(runCtx, args, nil, io.Discard, d.stderr) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -226,9 +241,17 @@ func e2ePoll(ctx context.Context, limit, interval time.Duration, check func() (b
 
 var e2eHTTPClient = &http.Client{Timeout: 5 * time.Second}
 
-// e2eGet fetches url and returns status and body.
-func e2eGet(url string) (int, string, error) {
-	resp, err := e2eHTTPClient.Get(url)
+// e2eGet fetches url, sending token as a bearer token when it is not
+// empty, and returns status and body.
+func e2eGet(url, token string) (int, string, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := e2eHTTPClient.Do(req)
 	if err != nil {
 		return 0, "", err
 	}
@@ -247,7 +270,7 @@ func (d *e2eDaemon) waitReady(t *testing.T, exited <-chan int) {
 			t.Fatalf("deltasync run exited %d before it was ready; log:\n%s", code, d.stderr)
 		default:
 		}
-		code, body, err := e2eGet(d.url("/readyz"))
+		code, body, err := d.get("/readyz")
 		if err != nil {
 			return false, err.Error()
 		}
@@ -257,7 +280,7 @@ func (d *e2eDaemon) waitReady(t *testing.T, exited <-chan int) {
 		t.Fatalf("daemon not ready within 30s: %s; log:\n%s", why, d.stderr)
 	}
 	ok, why = e2ePoll(t.Context(), 30*time.Second, 200*time.Millisecond, func() (bool, string) {
-		_, body, err := e2eGet(d.url("/"))
+		_, body, err := d.get("/")
 		if err != nil {
 			return false, err.Error()
 		}

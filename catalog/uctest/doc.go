@@ -13,7 +13,11 @@
 //   - Unless WithoutSpecValidation is given, every request and response is
 //     validated against the API definitions (delta.yaml, all.yaml) with
 //     kin-openapi. A request the definitions forbid is answered 400 and
-//     recorded; a response that breaks them is recorded too (a test-server
+//     recorded; so is what kin-openapi cannot see but the server rejects:
+//     unknown requirement types and update actions, a missing or malformed
+//     uuid, and unknown fields anywhere in a Delta API body (the server
+//     parses those strictly; the classic API ignores unknown fields). A
+//     response that breaks the definitions is recorded too (a test-server
 //     bug). Violations() must be empty at the end of a test (NewForTest
 //     checks it in t.Cleanup).
 //   - Etags are opaque: "uct." + base64url(sequence number). They roll on
@@ -43,6 +47,15 @@
 //     InvalidParameterValueException;
 //   - a replayed add-commit whose version was already backfilled and purged
 //     is a 409 conflict (v0.6.0); main compares staged file contents;
+//   - add-commit file-name must be a single path segment (main@c9ed6b1;
+//     v0.6.0 accepts "a/b.json");
 //   - nothing is read from or written to storage, not even for MANAGED
 //     tables (delete does not remove their directory).
+//
+// Checked against a real server (UC v0.6.0 built from source) with the
+// contract suite and a differential run of ~80 requests; the behaviour the
+// doc states for main@c9ed6b1 and v0.6.0 observed on the wire agree except
+// where noted above, and in two places where the wire showed the doc wrong:
+// EXTERNAL loads carry "commits": [] (not absent), and the answer to a
+// backfill-only request that covers the newest commit still lists it.
 package uctest

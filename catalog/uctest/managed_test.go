@@ -171,3 +171,42 @@ func TestManagedOptions(t *testing.T) {
 		}
 	})
 }
+
+func TestUniform(t *testing.T) {
+	s := NewForTest(t)
+	s.AddSchema("c", "s")
+	tables := s.URL() + "/delta/v1/catalogs/c/schemas/s/tables"
+	loc := "file://" + t.TempDir()
+	req := extCreate("u", loc)
+	req["properties"] = map[string]string{"delta.universalFormat.enabledFormats": "iceberg"}
+	cases := []struct {
+		name    string
+		uniform any
+		status  int
+		msg     string
+	}{
+		{"missing", nil, 400, "Uniform metadata must be set"},
+		{"outside the table", map[string]any{"iceberg": map[string]any{"metadata-location": "file:///elsewhere/m.json", "converted-delta-version": 0, "converted-delta-timestamp": 1}}, 400, "must be a subpath"},
+		{"version 2 at create", map[string]any{"iceberg": map[string]any{"metadata-location": loc + "/metadata/v1.json", "converted-delta-version": 2, "converted-delta-timestamp": 1}}, 400, "must be 0 or 1"},
+		{"ok", map[string]any{"iceberg": map[string]any{"metadata-location": loc + "/metadata/v1.json", "converted-delta-version": 0, "converted-delta-timestamp": 1}}, 200, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.uniform != nil {
+				req["uniform"] = c.uniform
+			} else {
+				delete(req, "uniform")
+			}
+			r := do(t, "POST", tables, req)
+			if r.status != c.status || !strings.Contains(r.errMessage(), c.msg) {
+				t.Fatalf("%d %s", r.status, r.body)
+			}
+			if r.status == 200 {
+				ice, _ := r.json["uniform"].(map[string]any)["iceberg"].(map[string]any)
+				if ice["metadata-location"] != loc+"/metadata/v1.json" || ice["converted-delta-version"] != 0.0 {
+					t.Errorf("stored uniform %v", r.json["uniform"])
+				}
+			}
+		})
+	}
+}

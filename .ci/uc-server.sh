@@ -22,6 +22,10 @@
 # unitycatalog-client and unitycatalog-hadoop but NOT unitycatalog-server,
 # so without one of the overrides `up` fails (quickly: one mvn call).
 #
+# The server has no bind-address option: it listens on all interfaces, on
+# UC_SERVER_PORT (a URL transcoder) and UC_SERVER_PORT+1 (the API itself); both
+# must be free. Clients use 127.0.0.1:UC_SERVER_PORT.
+#
 # Environment: UC_SERVER_PORT (default 18080), DELTASYNC_CACHE (default
 # <repo>/.cache), UC_SERVER_START_TIMEOUT seconds (default 120), UC_SERVER_JAVA (default java).
 set -euo pipefail
@@ -145,8 +149,8 @@ up() {
 		echo "export DELTASYNC_UC_URL=$URL"
 		return
 	fi
-	if answers; then
-		log "something else already answers on $URL; set UC_SERVER_PORT to a free port"
+	if answers || curl -s -m 2 -o /dev/null "http://127.0.0.1:$((PORT + 1))/" 2>/dev/null; then
+		log "port $PORT or $((PORT + 1)) is already taken; set UC_SERVER_PORT to a free pair"
 		exit 1
 	fi
 	command -v "$JAVA" >/dev/null || { log "FAILED: $JAVA not found (install a JDK 17)"; exit 1; }

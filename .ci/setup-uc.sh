@@ -25,9 +25,11 @@ start() {
 		echo "export DELTASYNC_UC_URL=$DELTASYNC_UC_URL"
 		return 0
 	fi
-	local out
+	local out was_running=0
+	bash "$DIR/uc-server.sh" status >/dev/null 2>&1 && was_running=1
 	if out="$(bash "$DIR/uc-server.sh" up)"; then
-		mkdir -p "$(dirname "$MARK")" && touch "$MARK"
+		# Stop it at the end only if this script started it (not `make uc-up`).
+		if [ "$was_running" = 0 ]; then mkdir -p "$(dirname "$MARK")" && touch "$MARK"; fi
 		echo "$out" | grep '^export DELTASYNC_UC_URL=' || true
 	else
 		log "no real Unity Catalog server: the real-server contract test will not run (see the uc-server lines above)"

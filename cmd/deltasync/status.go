@@ -179,8 +179,11 @@ func newStatusRow(s sync.TableStatus, now time.Time) statusRow {
 		lag := *s.LogVersion - *s.CatalogVersion
 		row.Lag, row.Lagging = strconv.FormatInt(lag, 10), lag != 0
 	}
-	if s.Reason != "" && !strings.Contains(s.LastError, s.Reason) {
+	switch {
+	case s.Reason != "" && !strings.Contains(s.LastError, s.Reason):
 		row.Reason = s.Reason
+	case s.LastCycle.IsZero() && s.LastError == "":
+		row.Reason = "not reconciled yet"
 	}
 	return row
 }

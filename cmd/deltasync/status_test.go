@@ -1,9 +1,12 @@
 package main
 
 import (
+	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -114,6 +117,7 @@ func TestStatusViewRow(t *testing.T) {
 			Table: "main.sales.e_new", Type: "—", Mode: "—", Status: "Unknown", Class: "unknown",
 			LogVersion: "—", CatalogVersion: "—", Lag: "—",
 			LastSync: statusTime{Never: true}, LastCycle: statusTime{Never: true}, NextAttempt: statusTime{Never: true},
+			Reason: "not reconciled yet",
 		}},
 	}
 	for _, tt := range tests {
@@ -269,5 +273,29 @@ func TestStatusPageServedByRun(t *testing.T) {
 	}
 	if rec.Body.Len() != 0 {
 		t.Errorf("HEAD returned a body of %d bytes", rec.Body.Len())
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// TestStatusPageGolden compares the whole page for the fixture with
+// testdata/status.golden.html (go test -run StatusPageGolden -update).
+func TestStatusPageGolden(t *testing.T) {
+	_, body := getStatusPage(t, statusFixture())
+	golden := filepath.Join("testdata", "status.golden.html")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), body); diff != "" {
+		t.Errorf("status page differs from %s (-want +got); rerun with -update if intended:\n%s", golden, diff)
 	}
 }

@@ -25,6 +25,19 @@
 //     on data-only add-commit / set-latest-backfilled-version.
 //   - All state sits behind one mutex; the server is safe for concurrent use.
 //
+// Typical use in a test:
+//
+//	srv := uctest.NewForTest(t)          // closed and checked in t.Cleanup
+//	srv.AddSchema("main", "sales")
+//	client, _ := catalog.New(srv.URL(), catalog.Options{})
+//	... create tables through the Delta API, run the code under test ...
+//	srv.BeforeUpdate(func(name string) { srv.MutateTable(name, func(t *uctest.Table) {}) }) // force a 409
+//	for _, r := range srv.Requests() { ... }   // e.g. assert no update was sent
+//
+// Loading the API definitions costs tens of milliseconds (more under -race);
+// a package that starts many servers loads them once in TestMain with
+// LoadSpec and passes WithSpec(spec) to each server.
+//
 // Where the spec and the real server disagree (§10) the server's behaviour is
 // the default; WithReplayConflict, WithFirstCommitV1 and WithClusteringKey
 // switch to the spec's reading.

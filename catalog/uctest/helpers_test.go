@@ -113,7 +113,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts ...Option) *fixture {
 	t.Helper()
-	s := NewForTest(t, opts...)
+	s := newTestServer(t, opts...)
 	s.AddSchema("c", "s")
 	f := &fixture{srv: s, tables: s.URL() + "/delta/v1/catalogs/c/schemas/s/tables"}
 	r := do(t, "POST", f.tables, extCreate("t", "file://"+t.TempDir()))

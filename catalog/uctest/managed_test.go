@@ -9,7 +9,7 @@ import (
 // newManaged creates a MANAGED table m through staging-tables + createTable.
 func newManaged(t *testing.T, opts ...Option) (*Server, string, string, string) {
 	t.Helper()
-	s := NewForTest(t, opts...)
+	s := newTestServer(t, opts...)
 	s.AddSchema("c", "s")
 	base := s.URL() + "/delta/v1/catalogs/c/schemas/s"
 	st := do(t, "POST", base+"/staging-tables", map[string]any{"name": "m"})
@@ -173,7 +173,7 @@ func TestManagedOptions(t *testing.T) {
 }
 
 func TestUniform(t *testing.T) {
-	s := NewForTest(t)
+	s := newTestServer(t)
 	s.AddSchema("c", "s")
 	tables := s.URL() + "/delta/v1/catalogs/c/schemas/s/tables"
 	loc := "file://" + t.TempDir()

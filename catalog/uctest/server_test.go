@@ -6,7 +6,7 @@ import (
 )
 
 func TestSmoke(t *testing.T) {
-	s := NewForTest(t)
+	s := newTestServer(t)
 	s.AddSchema("c", "s")
 	base := s.URL()
 	r := do(t, "POST", base+"/delta/v1/catalogs/c/schemas/s/tables", extCreate("t", t.TempDir()+"/"))

@@ -61,7 +61,7 @@ func TestSpecViolationsAreRejectedAndRecorded(t *testing.T) {
 }
 
 func TestViolationsWithoutHeader(t *testing.T) {
-	s := NewServer()
+	s := NewServer(WithSpec(testSpec))
 	defer s.Close()
 	r := do(t, "POST", s.URL()+"/catalogs", map[string]any{"comment": "no name"})
 	if r.status != 400 || r.json["error_code"] != "INVALID_ARGUMENT" {

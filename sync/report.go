@@ -40,6 +40,16 @@ func (r *Report) Count(o Outcome) int {
 	return n
 }
 
+func (r *Report) wouldUpdate() int {
+	n := 0
+	for _, res := range r.Results {
+		if res.WouldUpdate {
+			n++
+		}
+	}
+	return n
+}
+
 // Failed reports whether any table failed or the listing failed.
 func (r *Report) Failed() bool { return r.Err != nil || r.Count(OutcomeFailed) > 0 }
 
@@ -56,9 +66,17 @@ func (r *Report) Drift() bool {
 // Summary is the one-line summary, e.g.
 // "12 tables: 9 unchanged, 2 synced, 1 flagged, 0 failed in 1.2s".
 func (r *Report) Summary() string {
-	s := fmt.Sprintf("%d tables: %d unchanged, %d synced, %d flagged, %d failed in %s",
-		len(r.Results), r.Count(OutcomeUnchanged), r.Count(OutcomeSynced), r.Count(OutcomeFlagged),
-		r.Count(OutcomeFailed), r.Duration.Round(100*time.Millisecond))
+	var s string
+	if r.DryRun {
+		would := r.wouldUpdate()
+		s = fmt.Sprintf("%d tables: %d unchanged, %d would update, %d flagged, %d failed in %s",
+			len(r.Results), r.Count(OutcomeUnchanged), would, r.Count(OutcomeFlagged)-would,
+			r.Count(OutcomeFailed), r.Duration.Round(100*time.Millisecond))
+	} else {
+		s = fmt.Sprintf("%d tables: %d unchanged, %d synced, %d flagged, %d failed in %s",
+			len(r.Results), r.Count(OutcomeUnchanged), r.Count(OutcomeSynced), r.Count(OutcomeFlagged),
+			r.Count(OutcomeFailed), r.Duration.Round(100*time.Millisecond))
+	}
 	if n := len(r.Skipped); n > 0 {
 		s += fmt.Sprintf(", %d skipped", n)
 	}
@@ -98,6 +116,10 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	}
 	for _, o := range []Outcome{OutcomeUnchanged, OutcomeSynced, OutcomeFlagged, OutcomeFailed} {
 		j.Summary[string(o)] = r.Count(o)
+	}
+	if r.DryRun {
+		j.Summary["would_update"] = r.wouldUpdate()
+		j.Summary[string(OutcomeFlagged)] -= j.Summary["would_update"]
 	}
 	if r.Err != nil {
 		j.Errors = strings.Split(r.Err.Error(), "\n")

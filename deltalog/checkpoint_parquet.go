@@ -100,12 +100,22 @@ func readColumn(rg parquet.RowGroup, leaf *parquet.Column) (*column, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
-		vals := make([]parquet.Value, p.NumValues())
-		n, err := p.Values().ReadValues(vals)
+		err = col.readPage(p)
 		parquet.Release(p)
-		if err != nil && err != io.EOF {
-			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		if err != nil {
+			return nil, err
 		}
+	}
+	return col, nil
+}
+
+// readPage appends the values of one page, in fixed-size batches so a
+// corrupt value count in a page header cannot cause a huge allocation.
+func (col *column) readPage(p parquet.Page) error {
+	vals := make([]parquet.Value, 512)
+	r := p.Values()
+	for {
+		n, err := r.ReadValues(vals)
 		for _, v := range vals[:n] {
 			if v.RepetitionLevel() == 0 || len(col.rows) == 0 {
 				col.rows = append(col.rows, nil)
@@ -113,8 +123,13 @@ func readColumn(rg parquet.RowGroup, leaf *parquet.Column) (*column, error) {
 			last := len(col.rows) - 1
 			col.rows[last] = append(col.rows[last], v.Clone())
 		}
+		if err == io.EOF || (err == nil && n == 0) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
 	}
-	return col, nil
 }
 
 // row returns the values of row i, or nil when the column is absent.

@@ -66,16 +66,11 @@ func (r *Report) Drift() bool {
 // Summary is the one-line summary, e.g.
 // "12 tables: 9 unchanged, 2 synced, 1 flagged, 0 failed in 1.2s".
 func (r *Report) Summary() string {
-	var s string
+	s := fmt.Sprintf("%d tables: %d unchanged, %d synced, %d flagged, %d failed in %s",
+		len(r.Results), r.Count(OutcomeUnchanged), r.Count(OutcomeSynced), r.Count(OutcomeFlagged),
+		r.Count(OutcomeFailed), r.Duration.Round(100*time.Millisecond))
 	if r.DryRun {
-		would := r.wouldUpdate()
-		s = fmt.Sprintf("%d tables: %d unchanged, %d would update, %d flagged, %d failed in %s",
-			len(r.Results), r.Count(OutcomeUnchanged), would, r.Count(OutcomeFlagged)-would,
-			r.Count(OutcomeFailed), r.Duration.Round(100*time.Millisecond))
-	} else {
-		s = fmt.Sprintf("%d tables: %d unchanged, %d synced, %d flagged, %d failed in %s",
-			len(r.Results), r.Count(OutcomeUnchanged), r.Count(OutcomeSynced), r.Count(OutcomeFlagged),
-			r.Count(OutcomeFailed), r.Duration.Round(100*time.Millisecond))
+		s += fmt.Sprintf(" (dry run: %d of the flagged would be synced)", r.wouldUpdate())
 	}
 	if n := len(r.Skipped); n > 0 {
 		s += fmt.Sprintf(", %d skipped", n)
@@ -119,7 +114,6 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	}
 	if r.DryRun {
 		j.Summary["would_update"] = r.wouldUpdate()
-		j.Summary[string(OutcomeFlagged)] -= j.Summary["would_update"]
 	}
 	if r.Err != nil {
 		j.Errors = strings.Split(r.Err.Error(), "\n")

@@ -1,0 +1,35 @@
+package sync
+
+import "strings"
+
+// NormalizeLocation spells a table location the way the server stores it:
+// trailing slashes stripped, repeated slashes after the scheme collapsed,
+// and local paths ("/data/t", "file:/data/t", "file:///data/t") as file:///….
+func NormalizeLocation(loc string) string {
+	loc = strings.TrimSpace(loc)
+	scheme, rest, ok := strings.Cut(loc, ":")
+	if !ok || strings.Contains(scheme, "/") || len(scheme) < 2 {
+		scheme, rest = "file", loc // plain path (or Windows drive letter)
+	}
+	scheme = strings.ToLower(scheme)
+	if scheme == "file" {
+		rest = "/" + strings.TrimLeft(rest, "/")
+		rest = collapseSlashes(rest)
+		rest = strings.TrimRight(rest, "/")
+		if rest == "" {
+			rest = "/"
+		}
+		return "file://" + rest
+	}
+	rest = strings.TrimPrefix(rest, "//")
+	host, p, _ := strings.Cut(rest, "/")
+	p = strings.TrimRight(collapseSlashes("/"+p), "/")
+	return scheme + "://" + host + p
+}
+
+func collapseSlashes(s string) string {
+	for strings.Contains(s, "//") {
+		s = strings.ReplaceAll(s, "//", "/")
+	}
+	return s
+}

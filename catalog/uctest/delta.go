@@ -25,10 +25,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST "+deltaBase+"/catalogs/{catalog}/schemas/{schema}/tables/{table}/rename", s.handleRename)
 	m.HandleFunc("GET "+deltaBase+"/staging-tables/{table_id}/credentials", s.handleStagingCredentials)
 	s.classicRoutes()
-	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, &apiError{Status: http.StatusNotFound, Type: "NotFoundException", Code: "NOT_FOUND",
-			Message: "no handler for " + r.Method + " " + r.URL.Path})
-	})
+	// No handler (e.g. the advertised GET /v1/temporary-path-credentials).
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { writeNoRoute(w, http.StatusNotFound) })
 }
 
 // deltaEndpoints is what the server advertises: the 11 of the spec's example

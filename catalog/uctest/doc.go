@@ -44,11 +44,12 @@
 //
 // Known, deliberate differences from the real server:
 //   - requests the definitions forbid are refused with 400 even where the
-//     server is lenient: GET /delta/v1/config without protocol-versions,
-//     GET /tables with max_results > 50, a POST body without
-//     Content-Type: application/json, assert-table-uuid without uuid (the
-//     server then skips the uuid check and applies the update); paths outside
-//     the definitions get 404/405 and are recorded too;
+//     server is lenient: GET /tables with max_results > 50, a POST body
+//     without Content-Type: application/json, assert-table-uuid without uuid
+//     (the server then skips the uuid check and applies the update); paths
+//     outside the definitions get 404/405 and are recorded too. (The server
+//     ignores the value of protocol-versions on GET /delta/v1/config but, like
+//     the definition, requires the parameter.);
 //   - vended credentials always carry expiration-time-ms (required by the
 //     definition; the server sends "expiration-time-ms": null for file://
 //     locations);

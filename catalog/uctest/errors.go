@@ -138,3 +138,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
+
+// writeNoRoute answers a request no handler serves the way the server's HTTP
+// framework (Armeria) does: plain text, no JSON envelope.
+func writeNoRoute(w http.ResponseWriter, status int) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = fmt.Fprintf(w, "Status: %d\nDescription: %s", status, http.StatusText(status))
+}

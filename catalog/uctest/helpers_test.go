@@ -40,7 +40,7 @@ func do(t testing.TB, method, url string, body any, headers ...string) result {
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	r := result{status: res.StatusCode, body: b}
-	if len(bytes.TrimSpace(b)) > 0 {
+	if len(bytes.TrimSpace(b)) > 0 && strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
 		if err := json.Unmarshal(b, &r.json); err != nil {
 			t.Fatalf("%s %s: bad JSON %q", method, url, b)
 		}

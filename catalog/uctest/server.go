@@ -376,7 +376,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		v, err = s.spec.validateRequest(r, body)
 		if nr, ok := err.(*errNoRoute); ok {
 			s.recordViolation(r, "request: "+nr.Error())
-			writeError(w, r, &apiError{Status: nr.status, Type: "NotFoundException", Code: "NOT_FOUND", Message: nr.Error()})
+			writeNoRoute(w, nr.status)
 			return
 		}
 		if err != nil {

@@ -207,6 +207,9 @@ func (r *Reconciler) runAll(ctx context.Context, targets []Target) []Result {
 	}
 feed:
 	for i := range targets {
+		if ctx.Err() != nil {
+			break // a select with both cases ready picks at random
+		}
 		select {
 		case <-ctx.Done():
 			break feed

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deltasync/deltasync/catalog/uctest"
 )
@@ -54,7 +55,7 @@ type diffEnv struct {
 }
 
 func newDiffEnv(t *testing.T, base, token string) *diffEnv {
-	h := &harness{cfg: config{client: (&http.Client{}), token: token}, base: strings.TrimRight(base, "/"), catalog: "deltasync_diff_" + randHex(5)}
+	h := &harness{cfg: config{client: &http.Client{Timeout: 30 * time.Second}, token: token}, base: strings.TrimRight(base, "/"), catalog: "deltasync_diff_" + randHex(5)}
 	h.setup(t)
 	e := &diffEnv{h: h}
 	md := h.createExternal(t, h.schema, "t")

@@ -94,10 +94,21 @@ func parseActions(data []byte) (*fileActions, error) {
 	return fa, nil
 }
 
+// skippedActions are the actions deltalog never needs. Their lines, by far
+// the most of a commit, are only checked for balanced brackets (which
+// catches truncation) instead of being decoded.
+var skippedActions = map[string]bool{"add": true, "remove": true, "cdc": true, "txn": true, "sidecar": true, "checkpointMetadata": true}
+
 // addLine decodes one action line into fa.
 func (fa *fileActions) addLine(text []byte) error {
 	if text[0] != '{' {
 		return fmt.Errorf("not a JSON object")
+	}
+	if skippedActions[firstKey(text)] {
+		if !balanced(text) {
+			return fmt.Errorf("unbalanced JSON object (truncated line?)")
+		}
+		return nil
 	}
 	var l actionLine
 	if err := json.Unmarshal(text, &l); err != nil {
@@ -156,3 +167,66 @@ func normalizeMetadata(m *Metadata) {
 		m.Format.Options = map[string]string{}
 	}
 }
+
+// firstKey returns the first key of the JSON object in text when it is a
+// plain (escape-free) string, else "".
+func firstKey(text []byte) string {
+	i := 1
+	for i < len(text) && isSpace(text[i]) {
+		i++
+	}
+	if i >= len(text) || text[i] != '"' {
+		return ""
+	}
+	end := bytes.IndexByte(text[i+1:], '"')
+	if end < 0 {
+		return ""
+	}
+	key := text[i+1 : i+1+end]
+	if bytes.IndexByte(key, '\\') >= 0 {
+		return ""
+	}
+	j := i + 2 + end
+	for j < len(text) && isSpace(text[j]) {
+		j++
+	}
+	if j >= len(text) || text[j] != ':' {
+		return ""
+	}
+	return string(key)
+}
+
+// balanced reports whether text is one bracket-balanced object: every {
+// and [ outside strings is closed, strings are terminated, and nothing
+// follows the closing brace.
+func balanced(text []byte) bool {
+	depth, inString, escaped := 0, false, false
+	for i, c := range text {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth < 0 {
+				return false
+			}
+			if depth == 0 && i != len(text)-1 {
+				return false
+			}
+		}
+	}
+	return depth == 0 && !inString
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }

@@ -108,7 +108,7 @@ func TestUCRegisterLoadUpdate(t *testing.T) {
 	if diff := cmp.Diff(wantP, p); diff != "" {
 		t.Errorf("protocol (-want +got):\n%s", diff)
 	}
-	if loaded.Commits != nil || loaded.LatestTableVersion != nil {
+	if len(loaded.Commits) != 0 || loaded.LatestTableVersion != nil {
 		t.Errorf("EXTERNAL table has commits/latest-table-version: %+v", loaded)
 	}
 

@@ -7,8 +7,8 @@
 # Central does not publish unitycatalog-server; see uc-server.sh for the
 # UC_SERVER_JAR_DIR / UC_SERVER_CLASSPATH overrides) it prints nothing on
 # stdout, the reason on stderr, and exits 0 so CI still runs everything
-# else; the real-server contract test then skips (or fails when
-# DELTASYNC_REQUIRE_EXTERNAL=1, which is how CI reports the blocked part).
+# else; the real-server tests then skip, saying why (they fail only when
+# DELTASYNC_REQUIRE_UC=1, for a machine that is meant to have the server).
 # If DELTASYNC_UC_URL is already set, that server is used and nothing starts.
 # `stop` stops only a server this script started.
 set -uo pipefail

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
 )
 
 // reportFixture is a fixed cycle with one table of each outcome.

@@ -17,6 +17,9 @@ import (
 // one HTTP round trip per request, which shows what the request count costs
 // (a real S3 GET is 10-30 ms, so multiply gets/op accordingly).
 func BenchmarkLoadS3(b *testing.B) {
+	if !s3Enabled {
+		b.Skip("built with tag nos3")
+	}
 	ctx := context.Background()
 	dir := fixtureDir(b, 10_000)
 	backend := s3mem.New()

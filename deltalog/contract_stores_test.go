@@ -99,6 +99,9 @@ func memStore(t *testing.T) *contractStore {
 // s3Store runs gofakes3 in-process and opens tables with s3:// URLs and
 // static (vended-style) credentials.
 func s3Store(t *testing.T) *contractStore {
+	if !s3Enabled {
+		t.Skip("built with tag nos3")
+	}
 	backend := s3mem.New()
 	if err := backend.CreateBucket("lake"); err != nil {
 		t.Fatal(err)
@@ -141,6 +144,9 @@ func freePort(t *testing.T) uint16 {
 // opens tables with gs:// URLs and an OAuth token; the driver reaches the
 // fake through STORAGE_EMULATOR_HOST.
 func gcsStore(t *testing.T) *contractStore {
+	if !gcsEnabled {
+		t.Skip("built with tag nogcs")
+	}
 	port := freePort(t)
 	host := "127.0.0.1:" + strconv.Itoa(int(port))
 	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
@@ -181,6 +187,9 @@ func gcsStore(t *testing.T) *contractStore {
 // tables with azblob:// URLs and a container SAS token, through a
 // recording proxy.
 func azureStore(t *testing.T) *contractStore {
+	if !azureEnabled {
+		t.Skip("built with tag noazure")
+	}
 	svcURL := os.Getenv("DELTASYNC_AZURITE_URL")
 	account, key := os.Getenv("DELTASYNC_AZURITE_ACCOUNT"), os.Getenv("DELTASYNC_AZURITE_KEY")
 	if svcURL == "" || account == "" || key == "" {

@@ -15,6 +15,9 @@ import (
 	"gocloud.dev/blob/azureblob"
 )
 
+// azureEnabled reports whether this build includes the azblob:// driver.
+const azureEnabled = true
+
 // openAzure opens the container of an azblob:// URL. Without a vended SAS
 // token the gocloud URL opener (AZURE_STORAGE_* environment, then default
 // Azure credentials) is used. With one, the container client is built here:

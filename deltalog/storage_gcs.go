@@ -13,6 +13,9 @@ import (
 	"golang.org/x/oauth2"
 )
 
+// gcsEnabled reports whether this build includes the gs:// driver.
+const gcsEnabled = true
+
 // openGCS opens the bucket of a gs:// URL. Without a vended token the
 // gocloud URL opener (application default credentials) is used; with one
 // the HTTP client sends that token. STORAGE_EMULATOR_HOST is honoured by

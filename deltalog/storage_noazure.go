@@ -10,6 +10,9 @@ import (
 	"gocloud.dev/blob"
 )
 
+// azureEnabled reports whether this build includes the azblob:// driver.
+const azureEnabled = false
+
 func openAzure(context.Context, *url.URL, Credentials) (*blob.Bucket, error) {
 	return nil, errors.New("azblob:// support was left out of this build (tag noazure)")
 }

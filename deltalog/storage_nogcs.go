@@ -10,6 +10,9 @@ import (
 	"gocloud.dev/blob"
 )
 
+// gcsEnabled reports whether this build includes the gs:// driver.
+const gcsEnabled = false
+
 func openGCS(context.Context, *url.URL, Credentials) (*blob.Bucket, error) {
 	return nil, errors.New("gs:// support was left out of this build (tag nogcs)")
 }

@@ -16,6 +16,9 @@ import (
 	"gocloud.dev/blob/s3blob"
 )
 
+// s3Enabled reports whether this build includes the s3:// driver.
+const s3Enabled = true
+
 // openS3 opens the bucket of an s3:// URL. Without vended credentials the
 // gocloud URL opener (ambient AWS credentials) is used; with them the client
 // is built here from the same URL parameters plus static credentials.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	stdsync "sync"
 )
 
 // replay accumulates protocol, metaData and domains while files are read
@@ -61,40 +62,94 @@ func (r *replay) apply(p *logPath, fa *fileActions) {
 	}
 }
 
-// run reads files (newest first) until done. Each file is one GET for
-// JSON, a few ranged GETs for the projected columns of Parquet.
+// prefetchMax bounds how many JSON files are fetched concurrently.
+const prefetchMax = 16
+
+// run reads files (newest first) until done. JSON files are fetched in
+// windows of 1, 2, 4, ... up to prefetchMax concurrent GETs and applied in
+// order, so on object stores a long run of commits costs a few round
+// trips, while a replay that stops early wastes at most the rest of one
+// window. Parquet checkpoints are read one at a time (a few block GETs).
 func (t *Table) run(ctx context.Context, r *replay, files []logPath) *LogError {
-	for i := range files {
-		if r.done() {
-			return nil
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	window := 1
+	for i := 0; i < len(files) && !r.done(); {
+		n := 0
+		for n < window && i+n < len(files) && !files[i+n].Parquet {
+			n++
 		}
-		p := &files[i]
-		fa, err := t.readActions(ctx, p, r.wantDomains())
-		if err != nil {
-			return err
+		if n == 0 {
+			p := &files[i]
+			fa, err := t.readParquet(ctx, p, r.wantDomains())
+			if err != nil {
+				return err
+			}
+			r.apply(p, fa)
+			i++
+			continue
 		}
-		r.apply(p, fa)
+		fetched := t.fetchAll(ctx, files[i:i+n])
+		for j := range n {
+			if r.done() {
+				return nil
+			}
+			p := &files[i+j]
+			if fetched[j].err != nil {
+				return fileErr(p.Version, p.Key, 0, fetched[j].err)
+			}
+			fa, err := parseJSONFile(p, fetched[j].data)
+			if err != nil {
+				return err
+			}
+			r.apply(p, fa)
+		}
+		i += n
+		window = min(window*2, prefetchMax)
 	}
 	return nil
 }
 
-// readActions reads one log file's protocol/metaData/commitInfo/domain actions.
-func (t *Table) readActions(ctx context.Context, p *logPath, wantDomains bool) (*fileActions, *LogError) {
-	if p.Parquet {
-		ra, size, err := newReaderAt(ctx, t.bucket, p.Key, p.Size)
-		if err != nil {
-			return nil, fileErr(p.Version, p.Key, 0, err)
-		}
-		fa, err := readParquetActions(newBlockReaderAt(ra, size, checkpointBlockSize), size, wantDomains)
-		if err != nil {
-			return nil, fileErr(p.Version, p.Key, 0, err)
-		}
-		return fa, nil
+// fetched is the result of one GET.
+type fetched struct {
+	data []byte
+	err  error
+}
+
+// fetchAll GETs files concurrently (one goroutine each; callers bound len).
+func (t *Table) fetchAll(ctx context.Context, files []logPath) []fetched {
+	out := make([]fetched, len(files))
+	if len(files) == 1 {
+		out[0].data, out[0].err = readFile(ctx, t.bucket, files[0].Key)
+		return out
 	}
-	data, err := readFile(ctx, t.bucket, p.Key)
+	var wg stdsync.WaitGroup
+	for i := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i].data, out[i].err = readFile(ctx, t.bucket, files[i].Key)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// readParquet reads the projected actions of a Parquet checkpoint.
+func (t *Table) readParquet(ctx context.Context, p *logPath, wantDomains bool) (*fileActions, *LogError) {
+	ra, size, err := newReaderAt(ctx, t.bucket, p.Key, p.Size)
 	if err != nil {
 		return nil, fileErr(p.Version, p.Key, 0, err)
 	}
+	fa, err := readParquetActions(newBlockReaderAt(ra, size, checkpointBlockSize), size, wantDomains)
+	if err != nil {
+		return nil, fileErr(p.Version, p.Key, 0, err)
+	}
+	return fa, nil
+}
+
+// parseJSONFile parses a JSON log file, naming the line of any error.
+func parseJSONFile(p *logPath, data []byte) (*fileActions, *LogError) {
 	fa, err := parseActions(data)
 	if err != nil {
 		var le *lineError

@@ -11,7 +11,7 @@ set -euo pipefail
 log() { echo "setup-python: $*" >&2; }
 
 DELTALAKE_VERSION="${DELTASYNC_DELTALAKE_VERSION:-1.6.6}"
-PYARROW_SPEC="pyarrow>=16"
+PYARROW_SPEC="pyarrow==26.0.1"
 CACHE="${DELTASYNC_CACHE:-$(cd "$(dirname "$0")/.." && pwd)/.cache}"
 VENV="$CACHE/venv"
 PY="$VENV/bin/python"

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -233,20 +234,24 @@ func (c *cli) tokenSource(cc catalogConfig) (catalog.TokenSource, error) {
 }
 
 // pingHeartbeat tells a dead-man's-switch service the cycle succeeded.
-func pingHeartbeat(ctx context.Context, url string) error {
+func pingHeartbeat(ctx context.Context, rawURL string) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("heartbeat: %w", errors.Unwrap(err))
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL may embed a secret; name it redacted instead
+		}
+		return fmt.Errorf("heartbeat %s: %w", redactURL(rawURL), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("heartbeat: HTTP %d", resp.StatusCode)
+		return fmt.Errorf("heartbeat %s: HTTP %d", redactURL(rawURL), resp.StatusCode)
 	}
 	return nil
 }

@@ -49,7 +49,7 @@ func newOnceCommand(c *cli) *cobra.Command {
 				c.summary(rep)
 			}
 			switch {
-			case rep.Failed():
+			case rep.Failed() || rep.Interrupted:
 				return &exitError{code: 1}
 			case rep.Drift():
 				return &exitError{code: 2}

@@ -33,7 +33,7 @@ func newPlanCommand(c *cli) *cobra.Command {
 				c.summary(rep)
 			}
 			switch {
-			case rep.Failed():
+			case rep.Failed() || rep.Interrupted:
 				return &exitError{code: 1}
 			case rep.Drift():
 				return &exitError{code: 2}

@@ -18,9 +18,11 @@ import (
 )
 
 // The differential test writes a table with delta-rs (testdata/deltars/gen.py:
-// create, append, schema evolution, property changes, description and name
-// changes, protocol upgrades, check constraints, a checkpoint, commits after
-// it) and checks that deltalog replays every version to what delta-rs reads.
+// create, append, schema evolution, property changes and an unset,
+// description and name changes, protocol upgrades, check constraints, a
+// classic checkpoint and commits after it; v2Checkpoint, columnMapping and
+// in-commit timestamps on a second table) and checks that deltalog replays
+// every version to what delta-rs reads.
 // It needs DELTASYNC_PYTHON (a python with deltalake; .ci/setup-python.sh).
 
 // deltarsVersion is one version as delta-rs reads it (gen.py's dump).

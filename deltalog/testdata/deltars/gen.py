@@ -12,13 +12,15 @@ the run, so the test still checks the versions that were written.
 
 Tables: "evolve" (partitioned; appends, schema evolution, property,
 description and name changes, protocol upgrades, a check constraint, a
-classic checkpoint with commits after it) and "features" (v2Checkpoint,
+classic checkpoint with commits after it, and a property unset by a
+hand-written commit since deltalake has no API for it) and "features" (v2Checkpoint,
 columnMapping and in-commit timestamps enabled, then a checkpoint).
 """
 
 import json
 import os
 import sys
+import time
 
 import pyarrow as pa
 import deltalake
@@ -83,7 +85,34 @@ def steps(path):
         ("change properties after checkpoint", lambda: dt().alter.set_table_properties(
             {"delta.checkpointInterval": "100", "delta.enableChangeDataFeed": "true"}, raise_if_not_exists=False)),
         ("append after checkpoint", lambda: write_deltalake(path, batch(35, 5, extra=True, meta=True), mode="append")),
+        ("unset a property (hand-written commit)", lambda: unset_property(path, "delta.checkpointInterval")),
     ]
+
+
+def unset_property(path, key):
+    """Commit a metaData without `key`, as Spark's ALTER TABLE UNSET
+    TBLPROPERTIES does. deltalake 1.6 has no API to remove a table property,
+    so the commit is written here; delta-rs then reads it back like any
+    other commit. The latest metaData must be in a JSON commit."""
+    log = os.path.join(path, "_delta_log")
+    version = DeltaTable(path).version()
+    for v in range(version, -1, -1):
+        commit = os.path.join(log, f"{v:020d}.json")
+        if not os.path.exists(commit):
+            break
+        with open(commit) as f:
+            for line in f:
+                action = json.loads(line)
+                if "metaData" in action:
+                    meta = action["metaData"]
+                    meta["configuration"].pop(key)
+                    lines = [{"commitInfo": {"timestamp": int(time.time() * 1000), "operation": "UNSET TBLPROPERTIES",
+                                             "operationParameters": {"properties": json.dumps([key])}}},
+                             {"metaData": meta}]
+                    with open(os.path.join(log, f"{version + 1:020d}.json"), "x") as out:
+                        out.write("".join(json.dumps(l) + "\n" for l in lines))
+                    return
+    raise RuntimeError("latest metaData is not in a JSON commit")
 
 
 def dump_version(path, v):

@@ -14,7 +14,9 @@ type Credentials struct {
 
 // Observer is called once per storage request made while reading a log.
 // op is "list" or "get"; d is how long the request took; err is its error
-// (nil on success). It is the hook for storage metrics.
+// (nil on success). It is the hook for storage metrics. Calls made for one
+// Table are serialized; an observer shared by several Tables is called
+// from their goroutines concurrently.
 type Observer func(op string, d time.Duration, err error)
 
 // Option configures a Table (see Open and NewTable).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	stdsync "sync"
+	"time"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -25,7 +27,22 @@ type Table struct {
 // WithObserver wraps the bucket so every request is reported.
 func NewTable(bucket *blob.Bucket, name string, opts ...Option) *Table {
 	o := applyOptions(opts)
+	o.observer = serialize(o.observer)
 	return &Table{bucket: observeBucket(bucket, o.observer), name: name, opts: o}
+}
+
+// serialize makes calls to obs from one Table's concurrent fetches
+// mutually exclusive, so a simple observer needs no locking of its own.
+func serialize(obs Observer) Observer {
+	if obs == nil {
+		return nil
+	}
+	var mu stdsync.Mutex
+	return func(op string, d time.Duration, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		obs(op, d, err)
+	}
 }
 
 // Close releases the bucket if the Table opened it (Open); it is a no-op

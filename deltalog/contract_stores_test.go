@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -110,7 +111,19 @@ func s3Store(t *testing.T) *contractStore {
 	isList := func(r *http.Request) bool {
 		return r.Method == http.MethodGet && r.URL.Query().Get("list-type") == "2"
 	}
-	srv := httptest.NewServer(rec.wrap(isList, gofakes3.New(backend).Server()))
+	// gofakes3 does not check signatures: record that requests were signed
+	// with the vended key and carried its session token.
+	var signed, unsigned atomic.Int64
+	fake := gofakes3.New(backend).Server()
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.Header.Get("Authorization"), "Credential=AKIDEXAMPLE/") && r.Header.Get("X-Amz-Security-Token") == "token" {
+			signed.Add(1)
+		} else {
+			unsigned.Add(1)
+		}
+		fake.ServeHTTP(w, r)
+	})
+	srv := httptest.NewServer(rec.wrap(isList, handler))
 	t.Cleanup(srv.Close)
 	creds := Credentials{S3AccessKeyID: "AKIDEXAMPLE", S3SecretAccessKey: "secret", S3SessionToken: "token"}
 	query := "?endpoint=" + url.QueryEscape(srv.URL) + "&region=us-east-1&use_path_style=true&disable_https=true"
@@ -126,6 +139,11 @@ func s3Store(t *testing.T) *contractStore {
 		},
 		rec:       rec,
 		hintParam: "start-after",
+		check: func(t *testing.T) {
+			if signed.Load() == 0 || unsigned.Load() != 0 {
+				t.Errorf("S3 requests signed with the vended credentials: %d, without: %d", signed.Load(), unsigned.Load())
+			}
+		},
 	}
 }
 
@@ -238,6 +256,15 @@ func azureStore(t *testing.T) *contractStore {
 		},
 		rec:       rec,
 		hintParam: "startFrom",
+		check: func(t *testing.T) {
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			for _, q := range rec.queries {
+				if v, _ := url.ParseQuery(q); v.Get("sig") == "" {
+					t.Errorf("Azure LIST without the vended SAS signature: %s", q)
+				}
+			}
+		},
 	}
 }
 

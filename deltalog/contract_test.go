@@ -44,6 +44,8 @@ type contractStore struct {
 	// hintParam is the LIST query parameter that carries the start-after
 	// position on this backend ("" when the backend has none).
 	hintParam string
+	// check, when set, runs after the suite (e.g. credentials on the wire).
+	check func(t *testing.T)
 }
 
 // corpusDir returns ../shared/testdata/delta-logs relative to the repo root.
@@ -286,6 +288,9 @@ func runContract(t *testing.T, store *contractStore, corpus string) map[string]a
 		if got, ok := contractLoad(t, name, b); ok {
 			loaded[name] = got
 		}
+	}
+	if store.check != nil {
+		store.check(t)
 	}
 	return loaded
 }

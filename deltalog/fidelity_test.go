@@ -55,6 +55,9 @@ func TestSnapshotJSONKeepsLogSpelling(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if byValue, _ := json.Marshal(*snap); !bytes.Equal(byValue, out) {
+				t.Errorf("Snapshot and *Snapshot marshal differently")
+			}
 			var got struct {
 				Protocol json.RawMessage `json:"protocol"`
 				Metadata json.RawMessage `json:"metaData"`

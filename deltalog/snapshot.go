@@ -34,7 +34,7 @@ type snapshotState struct {
 // {"version","protocol","metaData","commitTimestamp","catalogManaged"[,"domains"]},
 // with protocol and metaData exactly as the log spells them (actions read
 // from checkpoints are rebuilt field by field, null fields left out).
-func (s *Snapshot) MarshalJSON() ([]byte, error) {
+func (s Snapshot) MarshalJSON() ([]byte, error) {
 	p, m := s.state.rawProtocol, s.state.rawMetadata
 	var err error
 	if len(p) == 0 {

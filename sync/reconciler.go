@@ -256,7 +256,9 @@ func (r *Reconciler) record(res Result) {
 	s.Table, s.Type, s.Mode = res.Table, res.Type, res.Mode
 	s.Status, s.Outcome, s.Reason = res.Status, res.Outcome, res.Reason
 	s.Drift = nil
-	if res.Plan != nil {
+	// Drift is what still differs: a confirmed sync leaves none, although
+	// the result keeps the plan it fixed for the report.
+	if res.Plan != nil && res.Status != StatusSynced {
 		for _, k := range res.Plan.Kinds() {
 			if k != KindVersion {
 				s.Drift = append(s.Drift, k)

@@ -66,11 +66,18 @@ func (r *Report) Drift() bool {
 // Summary is the one-line summary, e.g.
 // "12 tables: 9 unchanged, 2 synced, 1 flagged, 0 failed in 1.2s".
 func (r *Report) Summary() string {
-	s := fmt.Sprintf("%d tables: %d unchanged, %d synced, %d flagged, %d failed in %s",
-		len(r.Results), r.Count(OutcomeUnchanged), r.Count(OutcomeSynced), r.Count(OutcomeFlagged),
-		r.Count(OutcomeFailed), r.Duration.Round(100*time.Millisecond))
+	var s string
 	if r.DryRun {
-		s += fmt.Sprintf(" (dry run: %d of the flagged would be synced)", r.wouldUpdate())
+		// A plan writes nothing, so what a sync would fix is counted apart
+		// from what stays flagged: "2 would sync, 1 flagged".
+		would := r.wouldUpdate()
+		s = fmt.Sprintf("%d tables: %d unchanged, %d would sync, %d flagged, %d failed in %s",
+			len(r.Results), r.Count(OutcomeUnchanged), would, r.Count(OutcomeFlagged)-would,
+			r.Count(OutcomeFailed), r.Duration.Round(100*time.Millisecond))
+	} else {
+		s = fmt.Sprintf("%d tables: %d unchanged, %d synced, %d flagged, %d failed in %s",
+			len(r.Results), r.Count(OutcomeUnchanged), r.Count(OutcomeSynced), r.Count(OutcomeFlagged),
+			r.Count(OutcomeFailed), r.Duration.Round(100*time.Millisecond))
 	}
 	if n := len(r.Skipped); n > 0 {
 		s += fmt.Sprintf(", %d skipped", n)

@@ -23,6 +23,7 @@ func TestDemo(t *testing.T) {
 	}
 	for _, want := range []string{
 		"schema: add column \"discount\"",
+		"3 tables: 0 unchanged, 2 would sync, 1 flagged, 0 failed",
 		"delta.logRetentionDuration",
 		"3 tables: 0 unchanged, 2 synced, 1 flagged, 0 failed",
 		`deltasync_table_info{mode="warn",sync_status="OutOfSync",table="demo.ops.events",table_type="MANAGED"} 1`,
@@ -32,12 +33,20 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
 	}
+	// After the sync only the managed table still drifts.
+	for _, gone := range []string{`table="demo.sales.customers"} 1`, `table="demo.sales.orders"} 1`} {
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, "deltasync_table_drift") && strings.Contains(line, gone) {
+				t.Errorf("synced table still reports drift: %s", line)
+			}
+		}
+	}
 	again := sections[1]
 	for _, want := range []string{
 		"demo.sales.customers (EXTERNAL, sync): in sync [Synced]",
 		"demo.sales.orders (EXTERNAL, sync): in sync [Synced]",
 		"demo.ops.events (MANAGED, warn): flagged [OutOfSync]",
-		"3 tables: 2 unchanged, 0 synced, 1 flagged, 0 failed",
+		"3 tables: 2 unchanged, 0 would sync, 1 flagged, 0 failed",
 	} {
 		if !strings.Contains(again, want) {
 			t.Errorf("second plan lacks %q:\n%s", want, again)

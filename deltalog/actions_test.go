@@ -2,6 +2,7 @@ package deltalog
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -43,5 +44,18 @@ func TestParseActionsLines(t *testing.T) {
 				t.Errorf("err = %v, want ErrCorrupt at line %d", err, tt.line)
 			}
 		})
+	}
+}
+
+func TestParseSchemaDepthLimit(t *testing.T) {
+	deep := `{"type":"struct","fields":[{"name":"a","type":` + strings.Repeat(`{"type":"array","elementType":`, 300) + `"long"` +
+		strings.Repeat(`,"containsNull":true}`, 300) + `,"nullable":true,"metadata":{}}]}`
+	if _, err := ParseSchema(deep); err == nil || !strings.Contains(err.Error(), "levels deep") {
+		t.Errorf("err = %v, want a depth error", err)
+	}
+	ok := `{"type":"struct","fields":[{"name":"a","type":` + strings.Repeat(`{"type":"array","elementType":`, 50) + `"long"` +
+		strings.Repeat(`,"containsNull":true}`, 50) + `,"nullable":true,"metadata":{}}]}`
+	if _, err := ParseSchema(ok); err != nil {
+		t.Errorf("50 levels: %v", err)
 	}
 }

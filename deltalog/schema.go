@@ -44,8 +44,15 @@ type MapType struct {
 	ValueContainsNull bool     `json:"valueContainsNull"`
 }
 
+// maxSchemaDepth bounds the nesting of a schemaString (real schemas nest
+// a few dozen levels at most); deeper input is refused before decoding.
+const maxSchemaDepth = 256
+
 // ParseSchema parses a metaData.schemaString.
 func ParseSchema(schemaString string) (*StructType, error) {
+	if d := jsonDepth(schemaString); d > maxSchemaDepth {
+		return nil, fmt.Errorf("schema: nested %d levels deep (limit %d)", d, maxSchemaDepth)
+	}
 	var s StructType
 	if err := json.Unmarshal([]byte(schemaString), &s); err != nil {
 		return nil, err
@@ -165,4 +172,31 @@ func (s *StructType) String() string {
 	}
 	b.WriteByte('>')
 	return b.String()
+}
+
+// jsonDepth returns the deepest bracket nesting outside strings.
+func jsonDepth(s string) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }

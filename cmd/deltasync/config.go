@@ -31,6 +31,7 @@ type config struct {
 	Concurrency      int           `json:"concurrency"`
 	Backoff          backoffConfig `json:"backoff"`
 	Listen           string        `json:"listen"`
+	HTTP             httpConfig    `json:"http"`
 	HeartbeatURL     string        `json:"heartbeat_url,omitempty"`
 	Pushgateway      pushConfig    `json:"pushgateway"`
 	Shard            string        `json:"shard,omitempty"`
@@ -63,6 +64,14 @@ type tableRule struct {
 type backoffConfig struct {
 	Initial duration `json:"initial"`
 	Max     duration `json:"max"`
+}
+
+// httpConfig secures the daemon's HTTP endpoints.
+type httpConfig struct {
+	// TokenFile holds the bearer token required on every endpoint except
+	// /healthz and /readyz; empty means no token (then bind listen to
+	// 127.0.0.1 or put an authenticating proxy in front).
+	TokenFile string `json:"token_file,omitempty"`
 }
 
 type pushConfig struct {
@@ -239,6 +248,9 @@ func (c *config) validate() error {
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		bad("listen %q: %v", c.Listen, err)
+	}
+	if _, err := readGuardToken(c.HTTP.TokenFile); err != nil {
+		bad("%v", err)
 	}
 	for key, v := range map[string]string{"heartbeat_url": c.HeartbeatURL, "pushgateway.url": c.Pushgateway.URL} {
 		if v == "" {

@@ -148,12 +148,8 @@ func TestReadGuardToken(t *testing.T) {
 }
 
 // TestGuardRunEndToEnd runs the real daemon with --http-token-file: the
-// status page and /metrics need the token, the probes do not. It skips
-// until run.go has the flag (wiring: see the guard's doc and the README).
+// status page and /metrics need the token, the probes do not.
 func TestGuardRunEndToEnd(t *testing.T) {
-	if newRunCommand(&cli{}).Flags().Lookup("http-token-file") == nil {
-		t.Skip("deltasync run has no --http-token-file flag yet: guard() is not wired into run.go")
-	}
 	const token = "e2e-Token_0123456789"
 	d := startDaemonWithToken(t, token)
 	tests := []struct {

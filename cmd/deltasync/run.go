@@ -81,6 +81,10 @@ func (a *app) serve(ctx context.Context, ready chan<- net.Addr) error {
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
+	token, err := readGuardToken(a.cfg.HTTP.TokenFile)
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {
 		return &exitError{code: 1, err: err}
@@ -88,7 +92,7 @@ func (a *app) serve(ctx context.Context, ready chan<- net.Addr) error {
 	if ready != nil {
 		ready <- ln.Addr()
 	}
-	srv := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: guard(token, a.handler()), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	a.log.Info("deltasync running", zap.String("listen", ln.Addr().String()), zap.String("schedule", a.cfg.Schedule))

@@ -43,6 +43,7 @@ type syncFlags struct {
 	concurrency    int
 	heartbeatURL   string
 	pushgatewayURL string
+	httpTokenFile  string
 }
 
 func addSyncFlags(cmd *cobra.Command, f *syncFlags) {
@@ -61,6 +62,7 @@ func addSyncFlags(cmd *cobra.Command, f *syncFlags) {
 	fs.StringVar(&f.logLevel, "log-level", "", "debug, info, warn or error")
 	fs.StringVar(&f.credentials, "credentials", "", "vended (catalog READ credentials) or ambient (process credentials)")
 	fs.IntVar(&f.concurrency, "concurrency", 0, "tables reconciled at once")
+	fs.StringVar(&f.httpTokenFile, "http-token-file", "", "file holding the bearer token required on /metrics and / (run; /healthz and /readyz stay open)")
 	fs.StringVar(&f.heartbeatURL, "heartbeat-url", "", "URL pinged (GET) after every successful cycle")
 	fs.StringVar(&f.pushgatewayURL, "pushgateway-url", "", "Pushgateway to push metrics to after once")
 }
@@ -75,7 +77,7 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 	var errs []error
 	fs := cmd.Flags()
 	for _, name := range []string{"config", "catalog-url", "token-file", "include", "exclude", "mode", "output",
-		"shard", "listen", "schedule", "log-format", "log-level", "credentials", "concurrency", "heartbeat-url", "pushgateway-url"} {
+		"shard", "listen", "schedule", "log-format", "log-level", "credentials", "concurrency", "heartbeat-url", "pushgateway-url", "http-token-file"} {
 		fl := fs.Lookup(name)
 		v, ok := c.env[envName(name)]
 		if fl == nil || fl.Changed || !ok {
@@ -132,6 +134,7 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 	set("log-level", &cfg.Log.Level, f.logLevel)
 	set("credentials", &cfg.Credentials, f.credentials)
 	set("heartbeat-url", &cfg.HeartbeatURL, f.heartbeatURL)
+	set("http-token-file", &cfg.HTTP.TokenFile, f.httpTokenFile)
 	set("pushgateway-url", &cfg.Pushgateway.URL, f.pushgatewayURL)
 	if changed("concurrency") {
 		cfg.Concurrency = f.concurrency

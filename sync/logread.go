@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
@@ -97,32 +96,15 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 	return LogStateOf(snap, loc), nil
 }
 
-// credentials fetches READ credentials for the table and picks the one
-// whose prefix is the longest match of the location.
+// credentials fetches READ credentials for the table: the catalog client
+// picks the one whose prefix is the longest match of the location.
 func (r *Reconciler) credentials(ctx context.Context, name catalog.TableName, loc string) (deltalog.Credentials, error) {
-	resp, err := r.opts.Catalog.TableCredentials(ctx, name, catalog.OperationRead)
+	c, err := r.opts.Catalog.ReadCredentials(ctx, name, loc)
 	if err != nil {
 		return deltalog.Credentials{}, fmt.Errorf("vending READ credentials: %w", err)
 	}
-	var best *catalog.StorageCredential
-	norm := NormalizeLocation(loc)
-	for i, c := range resp.StorageCredentials {
-		p := NormalizeLocation(c.Prefix)
-		if norm != p && !strings.HasPrefix(norm, p+"/") {
-			continue
-		}
-		if best == nil || len(c.Prefix) > len(best.Prefix) {
-			best = &resp.StorageCredentials[i]
-		}
-	}
-	if best == nil {
-		return deltalog.Credentials{}, fmt.Errorf("vending READ credentials: none of %d credentials covers %s",
-			len(resp.StorageCredentials), loc)
-	}
-	c := best.Config
 	return deltalog.Credentials{
-		S3AccessKeyID: c[catalog.ConfigS3AccessKeyID], S3SecretAccessKey: c[catalog.ConfigS3SecretAccessKey],
-		S3SessionToken: c[catalog.ConfigS3SessionToken], AzureSASToken: c[catalog.ConfigAzureSASToken],
-		GCSOAuthToken: c[catalog.ConfigGCSOAuthToken],
+		S3AccessKeyID: c.S3AccessKeyID, S3SecretAccessKey: c.S3SecretAccessKey,
+		S3SessionToken: c.S3SessionToken, AzureSASToken: c.AzureSASToken, GCSOAuthToken: c.GCSOAuthToken,
 	}, nil
 }

@@ -228,9 +228,14 @@ func (c *cli) tokenSource(cc catalogConfig) (catalog.TokenSource, error) {
 		if err != nil {
 			return nil, fmt.Errorf("catalog.oauth.client_secret_file: %w", err)
 		}
+		// The token endpoint trusts the same CA bundle as the catalog.
+		hc, err := catalog.NewHTTPClient(cc.CAFile, cc.InsecureSkipVerify)
+		if err != nil {
+			return nil, err
+		}
 		return catalog.ClientCredentials(catalog.ClientCredentialsConfig{
 			ClientID: cc.OAuth.ClientID, ClientSecret: strings.TrimSpace(string(secret)),
-			TokenURL: cc.OAuth.TokenURL, Scopes: cc.OAuth.Scopes,
+			TokenURL: cc.OAuth.TokenURL, Scopes: cc.OAuth.Scopes, HTTPClient: hc,
 		}), nil
 	}
 	return nil, nil

@@ -73,6 +73,13 @@ func (e *lineError) Unwrap() error { return e.Err }
 // When a file holds several actions of one kind, the last one wins. A
 // malformed line returns a *lineError wrapping ErrCorrupt.
 func parseActions(data []byte) (*fileActions, error) {
+	return parseLines(data, true)
+}
+
+// parseLines is parseActions; without wantCommitInfo, commitInfo lines
+// are skipped like add lines (checked for balanced brackets only), since
+// replay uses the commit info of the newest file alone.
+func parseLines(data []byte, wantCommitInfo bool) (*fileActions, error) {
 	fa := &fileActions{}
 	line := 0
 	for len(data) > 0 {
@@ -87,24 +94,33 @@ func parseActions(data []byte) (*fileActions, error) {
 		if len(text) == 0 {
 			continue
 		}
-		if err := fa.addLine(text); err != nil {
+		if err := fa.addLine(text, wantCommitInfo); err != nil {
 			return nil, &lineError{Line: line, Err: fmt.Errorf("%w: %v", ErrCorrupt, err)}
 		}
 	}
 	return fa, nil
 }
 
-// skippedActions are the actions deltalog never needs. Their lines, by far
-// the most of a commit, are only checked for balanced brackets (which
-// catches truncation) instead of being decoded.
-var skippedActions = map[string]bool{"add": true, "remove": true, "cdc": true, "txn": true, "sidecar": true, "checkpointMetadata": true}
+// skipped reports whether an action line whose first key is key is one
+// deltalog does not need. Those lines, by far the most of a commit, are
+// only checked for balanced brackets (which catches truncation) instead
+// of being decoded.
+func skipped(key []byte, wantCommitInfo bool) bool {
+	switch string(key) {
+	case "add", "remove", "cdc", "txn", "sidecar", "checkpointMetadata":
+		return true
+	case "commitInfo":
+		return !wantCommitInfo
+	}
+	return false
+}
 
 // addLine decodes one action line into fa.
-func (fa *fileActions) addLine(text []byte) error {
+func (fa *fileActions) addLine(text []byte, wantCommitInfo bool) error {
 	if text[0] != '{' {
 		return fmt.Errorf("not a JSON object")
 	}
-	if skippedActions[firstKey(text)] {
+	if skipped(firstKey(text), wantCommitInfo) {
 		if !balanced(text) {
 			return fmt.Errorf("unbalanced JSON object (truncated line?)")
 		}
@@ -169,54 +185,50 @@ func normalizeMetadata(m *Metadata) {
 }
 
 // firstKey returns the first key of the JSON object in text when it is a
-// plain (escape-free) string, else "".
-func firstKey(text []byte) string {
+// plain (escape-free) string, else nil. The result aliases text.
+func firstKey(text []byte) []byte {
 	i := 1
 	for i < len(text) && isSpace(text[i]) {
 		i++
 	}
 	if i >= len(text) || text[i] != '"' {
-		return ""
+		return nil
 	}
 	end := bytes.IndexByte(text[i+1:], '"')
 	if end < 0 {
-		return ""
+		return nil
 	}
 	key := text[i+1 : i+1+end]
 	if bytes.IndexByte(key, '\\') >= 0 {
-		return ""
+		return nil
 	}
 	j := i + 2 + end
 	for j < len(text) && isSpace(text[j]) {
 		j++
 	}
 	if j >= len(text) || text[j] != ':' {
-		return ""
+		return nil
 	}
-	return string(key)
+	return key
 }
 
 // balanced reports whether text is one bracket-balanced object: every {
 // and [ outside strings is closed, strings are terminated, and nothing
-// follows the closing brace.
+// follows the closing brace. Strings are skipped with bytes.IndexByte: a
+// quote ends the string unless an odd run of backslashes precedes it.
 func balanced(text []byte) bool {
-	depth, inString, escaped := 0, false, false
-	for i, c := range text {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
+	depth := 0
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '"':
+			end := stringEnd(text, i+1)
+			if end < 0 {
+				return false
 			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
+			i = end
+		case '{', '[':
 			depth++
-		case c == '}' || c == ']':
+		case '}', ']':
 			depth--
 			if depth < 0 {
 				return false
@@ -226,7 +238,27 @@ func balanced(text []byte) bool {
 			}
 		}
 	}
-	return depth == 0 && !inString
+	return depth == 0
+}
+
+// stringEnd returns the index of the quote closing the JSON string whose
+// contents start at from, or -1 when the string is not terminated.
+func stringEnd(text []byte, from int) int {
+	for {
+		q := bytes.IndexByte(text[from:], '"')
+		if q < 0 {
+			return -1
+		}
+		q += from
+		n := 0
+		for k := q - 1; k >= from && text[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q
+		}
+		from = q + 1
+	}
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }

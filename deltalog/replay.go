@@ -98,7 +98,8 @@ func (t *Table) run(ctx context.Context, r *replay, files []logPath) *LogError {
 			if fetched[j].err != nil {
 				return fileErr(p.Version, p.Key, 0, fetched[j].err)
 			}
-			fa, err := parseJSONFile(p, fetched[j].data)
+			// Only the newest file's commitInfo is used (its timestamp).
+			fa, err := parseJSONFile(p, fetched[j].data, r.newest == nil)
 			if err != nil {
 				return err
 			}
@@ -149,8 +150,9 @@ func (t *Table) readParquet(ctx context.Context, p *logPath, wantDomains bool) (
 }
 
 // parseJSONFile parses a JSON log file, naming the line of any error.
-func parseJSONFile(p *logPath, data []byte) (*fileActions, *LogError) {
-	fa, err := parseActions(data)
+// commitInfo is decoded only when wantCommitInfo.
+func parseJSONFile(p *logPath, data []byte, wantCommitInfo bool) (*fileActions, *LogError) {
+	fa, err := parseLines(data, wantCommitInfo)
 	if err != nil {
 		var le *lineError
 		if errors.As(err, &le) {

@@ -86,6 +86,7 @@ func TestDeltaRSTablesEndToEnd(t *testing.T) {
 	wantActions := []string{"set-columns", "set-properties", "remove-properties", "set-protocol", "set-table-comment",
 		"update-metadata-snapshot-version"}
 	for _, r := range rep.Results {
+		t.Logf("first cycle: %s %s/%s v%d actions %v", r.Table, r.Outcome, r.Status, deref(r.LogVersion), r.Actions)
 		if strings.HasSuffix(r.Table, ".orders") {
 			for _, a := range wantActions {
 				if !slices.Contains(r.Actions, a) {
@@ -130,6 +131,7 @@ func TestDeltaRSTablesEndToEnd(t *testing.T) {
 		t.Fatalf("after the MANAGED record diverged (-want +got):\n%s\n%s", diff, reportText(rep))
 	}
 	for _, r := range rep.Results {
+		t.Logf("after divergence: %s %s/%s %s", r.Table, r.Outcome, r.Status, r.Reason)
 		if strings.HasSuffix(r.Table, "."+managed) && (r.Status != sync.StatusOutOfSync || len(r.Actions) > 0) {
 			t.Errorf("MANAGED table: %s %s actions %v (%s), want OutOfSync with nothing sent", r.Outcome, r.Status, r.Actions, r.Reason)
 		}
@@ -191,6 +193,8 @@ func (e *env) concurrentWriter(rules []sync.Rule, table, dir string) {
 		t.Fatalf("concurrent writer (fired %v): want %s synced on the 2nd attempt\n%s", fired.Load(), table, reportText(rep))
 	}
 	b := bodies()
+	t.Logf("concurrent writer: %s %s after %d attempts, %d updateTable requests, statuses %v (uctest records none)",
+		res.Table, res.Outcome, res.Attempts, len(b), statuses())
 	if len(b) != 2 {
 		t.Fatalf("%d updateTable requests, want 2 (one 409, then one re-planned from a reload)", len(b))
 	}
@@ -267,6 +271,13 @@ func (e *env) resetRequests() {
 	if e.srv != nil {
 		e.srv.ResetRequests()
 	}
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
 }
 
 func outcomes(e *env, rep *sync.Report) map[string]sync.Outcome {

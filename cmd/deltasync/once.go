@@ -15,47 +15,53 @@ func init() { register(newOnceCommand) }
 // (the Kubernetes CronJob entry point). Exit 0: all good; 2: drift remains
 // on watch-only tables; 1: any table failed.
 func newOnceCommand(c *cli) *cobra.Command {
-	var f syncFlags
-	cmd := &cobra.Command{
+	return c.cycleCommand(&cobra.Command{
 		Use:   "once",
 		Short: "Run one sync cycle (exit 0 all good, 2 drift remains on watch-only tables, 1 a table failed)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := c.loadConfig(cmd, &f)
-			if err != nil {
-				return &exitError{code: 1, err: err}
+	}, false)
+}
+
+// cycleCommand completes plan (dryRun) and once: both run exactly one
+// Reconciler.Sync cycle and differ only in whether it may write. Exit 0: in
+// sync; 2: drift (found, or left on watch-only tables); 1: a table failed.
+func (c *cli) cycleCommand(cmd *cobra.Command, dryRun bool) *cobra.Command {
+	var f syncFlags
+	cmd.Args = cobra.NoArgs
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		cfg, err := c.loadConfig(cmd, &f)
+		if err != nil {
+			return &exitError{code: 1, err: err}
+		}
+		a, err := c.newApp(cfg, dryRun)
+		if err != nil {
+			return &exitError{code: 1, err: err}
+		}
+		defer a.rec.Close()
+		ctx := cmd.Context()
+		rep := a.rec.Sync(ctx)
+		if err := writeReport(c.stdout, rep, f.output); err != nil {
+			return err
+		}
+		if !dryRun && !rep.Failed() && cfg.HeartbeatURL != "" {
+			if err := pingHeartbeat(ctx, cfg.HeartbeatURL); err != nil {
+				a.log.Warn("heartbeat failed", zap.Error(err))
 			}
-			a, err := c.newApp(cfg, false)
-			if err != nil {
-				return &exitError{code: 1, err: err}
+		}
+		if !dryRun && cfg.Pushgateway.URL != "" {
+			if err := pushMetrics(ctx, cfg.Pushgateway, a.registry); err != nil {
+				a.log.Warn("pushing metrics failed", zap.Error(err))
 			}
-			defer a.rec.Close()
-			rep := a.rec.Sync(cmd.Context())
-			if err := writeReport(c.stdout, rep, f.output); err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			if !rep.Failed() && cfg.HeartbeatURL != "" {
-				if err := pingHeartbeat(ctx, cfg.HeartbeatURL); err != nil {
-					a.log.Warn("heartbeat failed", zap.Error(err))
-				}
-			}
-			if cfg.Pushgateway.URL != "" {
-				if err := pushMetrics(ctx, cfg.Pushgateway, a.registry); err != nil {
-					a.log.Warn("pushing metrics failed", zap.Error(err))
-				}
-			}
-			if f.output != "json" {
-				c.summary(rep)
-			}
-			switch {
-			case rep.Failed() || rep.Interrupted:
-				return &exitError{code: 1}
-			case rep.Drift():
-				return &exitError{code: 2}
-			}
-			return nil
-		},
+		}
+		if f.output != "json" {
+			c.summary(rep)
+		}
+		switch {
+		case rep.Failed():
+			return &exitError{code: 1}
+		case rep.Drift():
+			return &exitError{code: 2}
+		}
+		return nil
 	}
 	addSyncFlags(cmd, &f)
 	return cmd

@@ -5,7 +5,9 @@
 #
 # `up` finds the server's runtime classpath, in this order:
 #   1. $UC_SERVER_CLASSPATH  a ready java classpath (e.g. "/opt/uc/jars/*");
-#   2. $UC_SERVER_JAR_DIR    a folder holding the server jar and its dependencies;
+#   2. $UC_SERVER_JAR_DIR    a folder holding the server jar and its dependencies
+#      (default: ../shared/uc-server beside the repo, when it holds jars, so that
+#      CI runs the real-server tests as soon as the jars are placed there);
 #   3. a cached copy in $DELTASYNC_CACHE/uc-server/jars-<version> from an earlier run;
 #   4. Maven Central: io.unitycatalog:unitycatalog-server, newest release in
 #      [$UC_SERVER_MIN_VERSION, $UC_SERVER_MAX_VERSION) (default [0.5.0, 0.10.0)),
@@ -57,6 +59,9 @@ resolve_classpath() {
 		log "using UC_SERVER_CLASSPATH"
 		echo "$UC_SERVER_CLASSPATH"
 		return
+	fi
+	if [ -z "${UC_SERVER_JAR_DIR:-}" ] && ls "$ROOT/../shared/uc-server"/*.jar >/dev/null 2>&1; then
+		UC_SERVER_JAR_DIR="$ROOT/../shared/uc-server"
 	fi
 	if [ -n "${UC_SERVER_JAR_DIR:-}" ]; then
 		if ! ls "$UC_SERVER_JAR_DIR"/*.jar >/dev/null 2>&1; then

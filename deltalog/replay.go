@@ -121,7 +121,7 @@ type fetched struct {
 func (t *Table) fetchAll(ctx context.Context, files []logPath) []fetched {
 	out := make([]fetched, len(files))
 	if len(files) == 1 {
-		out[0].data, out[0].err = readFile(ctx, t.bucket, files[0].Key)
+		out[0].data, out[0].err = t.get(ctx, files[0].Key)
 		return out
 	}
 	var wg stdsync.WaitGroup
@@ -129,7 +129,7 @@ func (t *Table) fetchAll(ctx context.Context, files []logPath) []fetched {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i].data, out[i].err = readFile(ctx, t.bucket, files[i].Key)
+			out[i].data, out[i].err = t.get(ctx, files[i].Key)
 		}()
 	}
 	wg.Wait()
@@ -138,7 +138,7 @@ func (t *Table) fetchAll(ctx context.Context, files []logPath) []fetched {
 
 // readParquet reads the projected actions of a Parquet checkpoint.
 func (t *Table) readParquet(ctx context.Context, p *logPath, wantDomains bool) (*fileActions, *LogError) {
-	ra, size, err := newReaderAt(ctx, t.bucket, p.Key, p.Size)
+	ra, size, err := t.readerAt(ctx, p.Key, p.Size)
 	if err != nil {
 		return nil, fileErr(p.Version, p.Key, 0, err)
 	}

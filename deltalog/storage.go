@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
@@ -164,6 +165,11 @@ func redactURL(raw string) string {
 // walk the whole prefix anyway. Keys <= startAfter are always dropped here
 // too, since some servers ignore the hint.
 func listLog(ctx context.Context, b *blob.Bucket, startAfter string) ([]*blob.ListObject, error) {
+	return listLogPages(ctx, b, startAfter, nil)
+}
+
+// listLogOptions are the LIST options of listLog.
+func listLogOptions(startAfter string) *blob.ListOptions {
 	opts := &blob.ListOptions{Prefix: logDir, Delimiter: "/"}
 	if startAfter != "" && strings.HasPrefix(startAfter, logDir) {
 		suffix := startAfter[len(logDir):]
@@ -172,22 +178,12 @@ func listLog(ctx context.Context, b *blob.Bucket, startAfter string) ([]*blob.Li
 			return nil
 		}
 	}
-	var out []*blob.ListObject
-	it := b.List(opts)
-	for {
-		obj, err := it.Next(ctx)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if obj.Key > startAfter {
-			out = append(out, obj)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	return out, nil
+	return opts
+}
+
+// sortObjects sorts a listing by key.
+func sortObjects(objs []*blob.ListObject) {
+	sort.Slice(objs, func(i, j int) bool { return objs[i].Key < objs[j].Key })
 }
 
 // hintStartAfter hands the start-after position to whichever driver request
@@ -204,9 +200,19 @@ func hintStartAfter(as func(any) bool, listPrefix, suffix string) {
 	_ = hintS3(as, full) || hintGCS(as, full) || hintAzure(as, full)
 }
 
-// readFile reads the whole object at key (one GET).
+// readFile reads the whole object at key (one GET), into a buffer sized
+// from the reader's reported size.
 func readFile(ctx context.Context, b *blob.Bucket, key string) ([]byte, error) {
-	return b.ReadAll(ctx, key)
+	r, err := b.NewReader(ctx, key, nil)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readSized(r, r.Size())
+	_ = r.Close()
+	if err != nil {
+		return nil, err
+	}
+	return data, nil
 }
 
 // rangeReaderAt is an io.ReaderAt over one object: every ReadAt is one
@@ -217,6 +223,8 @@ type rangeReaderAt struct {
 	b    *blob.Bucket
 	key  string
 	size int64
+	// observe, when set, is told of every ranged GET.
+	observe func(op string, start time.Time, err error)
 }
 
 // newReaderAt returns an io.ReaderAt over the object at key and its size,
@@ -251,12 +259,19 @@ func (r *rangeReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	if want == 0 {
 		return 0, nil
 	}
+	start := time.Now()
 	rd, err := r.b.NewRangeReader(r.ctx, r.key, off, want, nil)
 	if err != nil {
+		r.report(start, err)
 		return 0, err
 	}
 	n, err := io.ReadFull(rd, p[:want])
 	cerr := rd.Close()
+	rep := err
+	if errors.Is(rep, io.EOF) || errors.Is(rep, io.ErrUnexpectedEOF) {
+		rep = nil // a short object: the request itself succeeded
+	}
+	r.report(start, firstErr(rep, cerr))
 	if err == nil {
 		err = cerr
 	}
@@ -267,4 +282,21 @@ func (r *rangeReaderAt) ReadAt(p []byte, off int64) (int, error) {
 		err = io.EOF
 	}
 	return n, err
+}
+
+// report tells the observer, if any, of one ranged GET.
+func (r *rangeReaderAt) report(start time.Time, err error) {
+	if r.observe != nil {
+		r.observe("get", start, err)
+	}
+}
+
+// firstErr returns the first non-nil error.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

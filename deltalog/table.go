@@ -24,11 +24,11 @@ type Table struct {
 // NewTable returns a Table over bucket, which must already be rooted at
 // the table directory (its keys are "_delta_log/..."). name is used in
 // errors. The caller keeps ownership of bucket: Close does not close it.
-// WithObserver wraps the bucket so every request is reported.
+// With WithObserver every request the Table makes is reported.
 func NewTable(bucket *blob.Bucket, name string, opts ...Option) *Table {
 	o := applyOptions(opts)
 	o.observer = serialize(o.observer)
-	return &Table{bucket: observeBucket(bucket, o.observer), name: name, opts: o}
+	return &Table{bucket: bucket, name: name, opts: o}
 }
 
 // serialize makes calls to obs from one Table's concurrent fetches
@@ -187,7 +187,7 @@ func finish(r *replay, version int64, origin string) (*Snapshot, *LogError) {
 // listFromHint reads _last_checkpoint and lists from the hinted version.
 // floor is the hinted version, or -1 when the whole log was listed.
 func (t *Table) listFromHint(ctx context.Context) ([]logPath, int64, error) {
-	data, err := readFile(ctx, t.bucket, logDir+"_last_checkpoint")
+	data, err := t.get(ctx, logDir+"_last_checkpoint")
 	if err != nil && ctx.Err() != nil {
 		return nil, 0, ctx.Err()
 	}
@@ -203,7 +203,7 @@ func (t *Table) listFromHint(ctx context.Context) ([]logPath, int64, error) {
 
 // list is one LIST of _delta_log/ after startAfter, parsed.
 func (t *Table) list(ctx context.Context, startAfter string) ([]logPath, error) {
-	objs, err := listLog(ctx, t.bucket, startAfter)
+	objs, err := t.listObjects(ctx, startAfter)
 	if err != nil {
 		if gcerrors.Code(err) == gcerrors.NotFound {
 			return nil, nil

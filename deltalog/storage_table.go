@@ -1,0 +1,102 @@
+package deltalog
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"gocloud.dev/blob"
+)
+
+// The Table's storage requests go to its bucket directly and are reported
+// to the observer here, at the call sites, rather than through a wrapping
+// bucket (observeBucket): a wrapper is a second gocloud Bucket layer whose
+// per-request cost (reader setup, tracing, copying) was a large share of a
+// Load over a local directory. The reports are the same: one "list" per
+// LIST page, one "get" per GET (whole or ranged read, from open to close)
+// and per HEAD.
+
+// get reads the whole object at key (one GET) and reports it.
+func (t *Table) get(ctx context.Context, key string) ([]byte, error) {
+	start := time.Now()
+	data, err := readFile(ctx, t.bucket, key)
+	t.opts.observe("get", start, err)
+	return data, err
+}
+
+// listObjects is listLog over the Table's bucket, reporting each page.
+func (t *Table) listObjects(ctx context.Context, startAfter string) ([]*blob.ListObject, error) {
+	return listLogPages(ctx, t.bucket, startAfter, t.opts.observe)
+}
+
+// readerAt is newReaderAt over the Table's bucket; the HEAD (when size is
+// unknown) and every ranged GET are reported.
+func (t *Table) readerAt(ctx context.Context, key string, size int64) (*rangeReaderAt, int64, error) {
+	if size < 0 {
+		start := time.Now()
+		attrs, err := t.bucket.Attributes(ctx, key)
+		t.opts.observe("get", start, err)
+		if err != nil {
+			return nil, 0, err
+		}
+		size = attrs.Size
+	}
+	ra, size, err := newReaderAt(ctx, t.bucket, key, size)
+	if ra != nil {
+		ra.observe = t.opts.observe
+	}
+	return ra, size, err
+}
+
+// listLogPages is listLog, one ListPage call per page of 1000, calling
+// observe (when not nil) after each page.
+func listLogPages(ctx context.Context, b *blob.Bucket, startAfter string, observe func(string, time.Time, error)) ([]*blob.ListObject, error) {
+	opts := listLogOptions(startAfter)
+	var out []*blob.ListObject
+	token := blob.FirstPageToken
+	for len(token) > 0 {
+		start := time.Now()
+		objs, next, err := b.ListPage(ctx, token, 1000, opts)
+		if observe != nil {
+			observe("list", start, err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, obj := range objs {
+			if obj.Key > startAfter {
+				out = append(out, obj)
+			}
+		}
+		token = next
+	}
+	sortObjects(out)
+	return out, nil
+}
+
+// maxPrealloc bounds the buffer allocated up front from a reader's
+// reported size; a bigger object grows the buffer as it is read.
+const maxPrealloc = 64 << 20
+
+// readSized reads r to EOF into one buffer sized from size (the object's
+// size, or negative when unknown): a small log file costs one allocation
+// and two reads instead of io.ReadAll's doubling from 512 bytes.
+func readSized(r io.Reader, size int64) ([]byte, error) {
+	if size < 0 || size > maxPrealloc {
+		size = 512
+	}
+	buf := make([]byte, 0, size+1)
+	for {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
+}

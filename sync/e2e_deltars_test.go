@@ -160,8 +160,7 @@ func (e *env) concurrentWriter(rules []sync.Rule, table, dir string) {
 	ctx := context.Background()
 	const key = "other.writer"
 	var fired atomic.Bool
-	var bodies func() []string
-	var statuses func() []int
+	var updates func() ([]string, []int)
 	var rec *sync.Reconciler
 	if e.srv != nil {
 		e.srv.BeforeUpdate(func(name string) {
@@ -170,7 +169,7 @@ func (e *env) concurrentWriter(rules []sync.Rule, table, dir string) {
 			}
 		})
 		e.srv.ResetRequests()
-		bodies, statuses = e.updateBodies, func() []int { return nil }
+		updates = func() ([]string, []int) { return e.updateBodies(), nil }
 		rec = e.reconciler(rules)
 	} else {
 		p := e.interloper(table, func() {
@@ -179,7 +178,7 @@ func (e *env) concurrentWriter(rules []sync.Rule, table, dir string) {
 				t.Errorf("the other writer: %v", err)
 			}
 		})
-		bodies, statuses = p.bodies, p.statuses
+		updates = p.updates
 		rec = e.reconciler(rules, func(o *sync.Options) { o.Catalog = p.client })
 	}
 	rep := rec.Sync(ctx)
@@ -192,14 +191,14 @@ func (e *env) concurrentWriter(rules []sync.Rule, table, dir string) {
 	if !fired.Load() || res == nil || res.Outcome != sync.OutcomeSynced || res.Attempts != 2 {
 		t.Fatalf("concurrent writer (fired %v): want %s synced on the 2nd attempt\n%s", fired.Load(), table, reportText(rep))
 	}
-	b := bodies()
+	b, statuses := updates()
 	t.Logf("concurrent writer: %s %s after %d attempts, %d updateTable requests, statuses %v (uctest records none)",
-		res.Table, res.Outcome, res.Attempts, len(b), statuses())
+		res.Table, res.Outcome, res.Attempts, len(b), statuses)
 	if len(b) != 2 {
 		t.Fatalf("%d updateTable requests, want 2 (one 409, then one re-planned from a reload)", len(b))
 	}
-	if s := statuses(); s != nil && !cmp.Equal(s, []int{http.StatusConflict, http.StatusOK}) {
-		t.Errorf("updateTable statuses %v, want [409 200]", s)
+	if statuses != nil && !cmp.Equal(statuses, []int{http.StatusConflict, http.StatusOK}) {
+		t.Errorf("updateTable statuses %v, want [409 200]", statuses)
 	}
 	// The first request was planned before the other writer's change, the
 	// second after reloading it (the log wins: the catalog-only key goes).
@@ -400,12 +399,7 @@ func (e *env) createManaged(table string) {
 	}
 	body, _ := json.Marshal(map[string]string{"name": table})
 	u := fmt.Sprintf("%s/delta/v1/catalogs/%s/schemas/%s/staging-tables", e.client.BaseURL(), e.catalog, e.schema)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.Post(u, "application/json", bytes.NewReader(body)) // the client has no staging call
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,34 +463,16 @@ func (e *env) createManaged(table string) {
 // proxy sits in front of a real server and lets another writer in just
 // before the first updateTable request for one table is forwarded.
 type proxy struct {
-	client *catalog.Client // talks to the server through the proxy
-	mu     gosync.Mutex    // guards recs
-	recs   []proxied
+	client   *catalog.Client // talks to the server through the proxy
+	mu       gosync.Mutex    // guards bodies and statuses
+	bodies   []string        // of the updateTable requests, in order
+	statuses []int
 }
 
-type proxied struct {
-	body   string
-	status int
-}
-
-func (p *proxy) bodies() []string {
+func (p *proxy) updates() ([]string, []int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []string
-	for _, r := range p.recs {
-		out = append(out, r.body)
-	}
-	return out
-}
-
-func (p *proxy) statuses() []int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []int
-	for _, r := range p.recs {
-		out = append(out, r.status)
-	}
-	return out
+	return slices.Clone(p.bodies), slices.Clone(p.statuses)
 }
 
 func (e *env) interloper(table string, interfere func()) *proxy {
@@ -526,7 +502,7 @@ func (e *env) interloper(table string, interfere func()) *proxy {
 		rw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		rp.ServeHTTP(rw, r)
 		p.mu.Lock()
-		p.recs = append(p.recs, proxied{body: string(body), status: rw.status})
+		p.bodies, p.statuses = append(p.bodies, string(body)), append(p.statuses, rw.status)
 		p.mu.Unlock()
 	}))
 	t.Cleanup(srv.Close)

@@ -339,7 +339,7 @@ func (e *env) matchesLog(table, dir string, gone ...string) {
 		t.Errorf("%s differs from its log at v%d: %v %+v", table, snap.Version, p.Kinds(), p)
 	}
 	if v := rec.Table.Metadata.LastCommitVersion; rec.Table.Metadata.TableType == catalog.TableTypeExternal && (v == nil || *v != snap.Version) {
-		t.Errorf("%s: catalog watermark %v, log version %d", table, v, snap.Version)
+		t.Errorf("%s: catalog watermark %d, log version %d", table, deref(v), snap.Version)
 	}
 	// Classic API: comment, columns from type_json, properties.
 	ti, err := e.client.GetTable(context.Background(), e.name(table).String())

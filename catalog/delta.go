@@ -212,3 +212,34 @@ func checkLoadResponse(op, table string, r *LoadTableResponse) (*LoadTableRespon
 	}
 	return r, nil
 }
+
+// StagingTable is createStagingTable's answer: where a new MANAGED table
+// will live, and the protocol and properties the catalog requires of it.
+type StagingTable struct {
+	TableID   string `json:"table-id"`
+	TableType string `json:"table-type"`
+	Location  string `json:"location"`
+	// RequiredProtocol and RequiredProperties must be in the table's first
+	// commit. A nil property value means "the engine generates it".
+	RequiredProtocol   Protocol           `json:"required-protocol"`
+	RequiredProperties map[string]*string `json:"required-properties"`
+}
+
+// CreateStagingTable calls createStagingTable in catalog.schema: the first
+// step of creating a catalog-managed table (write version 0 at Location,
+// then CreateTable with TableTypeManaged). deltasync itself never creates
+// tables; the demo and the end-to-end tests do, as an engine would.
+func (c *Client) CreateStagingTable(ctx context.Context, catalog, schema, name string) (*StagingTable, error) {
+	var out StagingTable
+	path := "/delta/v1/catalogs/" + seg(catalog) + "/schemas/" + seg(schema) + "/staging-tables"
+	body := struct {
+		Name string `json:"name"`
+	}{name}
+	if _, err := c.do(ctx, request{op: "createStagingTable", method: http.MethodPost, path: path, body: body}, &out); err != nil {
+		return nil, err
+	}
+	if out.TableID == "" || out.Location == "" {
+		return nil, fmt.Errorf("catalog: createStagingTable %s.%s.%s: answer lacks table-id or location", catalog, schema, name)
+	}
+	return &out, nil
+}

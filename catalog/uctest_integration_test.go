@@ -298,3 +298,46 @@ func jsonAny(t *testing.T, s string) any {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestUCStagingThenManagedCreate creates a catalog-managed table the way an
+// engine does: staging table, then createTable at the staged location with
+// the protocol and properties the catalog requires.
+func TestUCStagingThenManagedCreate(t *testing.T) {
+	srv, c := newUC(t)
+	srv.AddCatalog("m")
+	srv.AddSchema("m", "s")
+	ctx := context.Background()
+	st, err := c.CreateStagingTable(ctx, "m", "s", "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.TableType != catalog.TableTypeManaged || st.RequiredProtocol.MinReaderVersion != 3 {
+		t.Fatalf("staging answer: %+v", st)
+	}
+	props := map[string]string{}
+	for k, v := range st.RequiredProperties {
+		if v != nil {
+			props[k] = *v
+		}
+	}
+	if props["io.unitycatalog.tableId"] != st.TableID {
+		t.Fatalf("required io.unitycatalog.tableId = %q, want the staging id %q", props["io.unitycatalog.tableId"], st.TableID)
+	}
+	cols, err := catalog.ColumnsFromSchemaString(`{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := c.CreateTable(ctx, "m", "s", catalog.CreateTableRequest{
+		Name: "events", Location: st.Location, TableType: catalog.TableTypeManaged, Columns: cols,
+		Protocol: st.RequiredProtocol, Properties: props, LastCommitTimestampMs: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Metadata.TableUUID != st.TableID || created.LatestTableVersion == nil || *created.LatestTableVersion != 0 {
+		t.Errorf("created: uuid %s (staging %s), latest-table-version %v", created.Metadata.TableUUID, st.TableID, created.LatestTableVersion)
+	}
+	if _, err := c.CreateStagingTable(ctx, "m", "s", "events"); !catalog.IsAlreadyExists(err) {
+		t.Errorf("staging a name that is taken: %v, want AlreadyExists", err)
+	}
+}

@@ -391,25 +391,12 @@ func (e *env) createManaged(table string) {
 	t := e.t
 	t.Helper()
 	ctx := context.Background()
-	var st struct {
-		ID       string             `json:"table-id"`
-		Location string             `json:"location"`
-		Protocol catalog.Protocol   `json:"required-protocol"`
-		Props    map[string]*string `json:"required-properties"`
-	}
-	body, _ := json.Marshal(map[string]string{"name": table})
-	u := fmt.Sprintf("%s/delta/v1/catalogs/%s/schemas/%s/staging-tables", e.client.BaseURL(), e.catalog, e.schema)
-	resp, err := http.Post(u, "application/json", bytes.NewReader(body)) // the client has no staging call
+	st, err := e.client.CreateStagingTable(ctx, e.catalog, e.schema, table)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("staging table: %v", err)
 	}
-	data, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("staging table: HTTP %d: %s", resp.StatusCode, data)
-	}
-	if err := json.Unmarshal(data, &st); err != nil || st.ID == "" || !strings.HasPrefix(st.Location, "file://") {
-		t.Fatalf("staging table: %v: %s (the MANAGED part needs file:// managed storage)", err, data)
+	if !strings.HasPrefix(st.Location, "file://") {
+		t.Fatalf("staging table at %s: the MANAGED part needs file:// managed storage", st.Location)
 	}
 	dir := strings.TrimPrefix(st.Location, "file://")
 	if e.srv == nil {
@@ -417,7 +404,7 @@ func (e *env) createManaged(table string) {
 		t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	}
 	props := map[string]string{}
-	for k, v := range st.Props {
+	for k, v := range st.RequiredProperties {
 		if v != nil {
 			props[k] = *v
 		}
@@ -428,9 +415,9 @@ func (e *env) createManaged(table string) {
 	const description = "events, catalog-managed"
 	actions := []map[string]any{
 		{"commitInfo": map[string]any{"timestamp": now, "inCommitTimestamp": now, "operation": "CREATE TABLE", "engineInfo": "deltasync-e2e"}},
-		{"protocol": deltalog.Protocol{MinReaderVersion: st.Protocol.MinReaderVersion, MinWriterVersion: st.Protocol.MinWriterVersion,
-			ReaderFeatures: st.Protocol.ReaderFeatures, WriterFeatures: st.Protocol.WriterFeatures}},
-		{"metaData": deltalog.Metadata{ID: st.ID, Description: description, Format: deltalog.Format{Provider: "parquet", Options: map[string]string{}},
+		{"protocol": deltalog.Protocol{MinReaderVersion: st.RequiredProtocol.MinReaderVersion, MinWriterVersion: st.RequiredProtocol.MinWriterVersion,
+			ReaderFeatures: st.RequiredProtocol.ReaderFeatures, WriterFeatures: st.RequiredProtocol.WriterFeatures}},
+		{"metaData": deltalog.Metadata{ID: st.TableID, Description: description, Format: deltalog.Format{Provider: "parquet", Options: map[string]string{}},
 			SchemaString: schema, PartitionColumns: []string{}, Configuration: props, CreatedTime: &now}},
 	}
 	var buf bytes.Buffer
@@ -453,7 +440,7 @@ func (e *env) createManaged(table string) {
 	}
 	if _, err := e.client.CreateTable(ctx, e.catalog, e.schema, catalog.CreateTableRequest{
 		Name: table, Location: st.Location, TableType: catalog.TableTypeManaged, Comment: description,
-		Columns: cols, PartitionColumns: []string{}, Protocol: st.Protocol, Properties: props, LastCommitTimestampMs: now,
+		Columns: cols, PartitionColumns: []string{}, Protocol: st.RequiredProtocol, Properties: props, LastCommitTimestampMs: now,
 	}); err != nil {
 		t.Fatalf("create MANAGED %s: %v", table, err)
 	}

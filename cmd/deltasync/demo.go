@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -307,17 +306,19 @@ func readDemoMeta(dir string, into *demoMeta) error {
 // does: a staging table, the first commit at the staged location, then
 // createTable with the catalog-managed protocol and properties.
 func createManagedDemoTable(ctx context.Context, client *catalog.Client, name catalog.TableName, start time.Time) error {
-	staging, err := createStagingTable(ctx, client, name)
+	staging, err := client.CreateStagingTable(ctx, name.Catalog, name.Schema, name.Table)
 	if err != nil {
 		return err
 	}
-	proto := demoProtocol{MinReaderVersion: 3, MinWriterVersion: 7,
-		ReaderFeatures: []string{"catalogManaged", "deletionVectors", "v2Checkpoint", "vacuumProtocolCheck"},
-		WriterFeatures: []string{"catalogManaged", "deletionVectors", "v2Checkpoint", "vacuumProtocolCheck", "inCommitTimestamp"}}
-	props := map[string]string{
-		"delta.enableDeletionVectors": "true", "delta.checkpointPolicy": "v2",
-		"delta.enableInCommitTimestamps": "true", "delta.checkpoint.writeStatsAsStruct": "true",
-		"delta.checkpoint.writeStatsAsJson": "true", "io.unitycatalog.tableId": staging.ID,
+	// Like an engine, take the protocol and properties the catalog requires.
+	req := staging.RequiredProtocol
+	proto := demoProtocol{MinReaderVersion: req.MinReaderVersion, MinWriterVersion: req.MinWriterVersion,
+		ReaderFeatures: req.ReaderFeatures, WriterFeatures: req.WriterFeatures}
+	props := map[string]string{}
+	for k, v := range staging.RequiredProperties {
+		if v != nil {
+			props[k] = *v
+		}
 	}
 	schema := demoSchema(col("event_id", "long"), col("kind", "string"), col("at", "timestamp"))
 	dir := strings.TrimPrefix(staging.Location, "file://")
@@ -325,7 +326,7 @@ func createManagedDemoTable(ctx context.Context, client *catalog.Client, name ca
 	if err != nil {
 		return err
 	}
-	meta := demoMeta{ID: staging.ID, Description: "Operational events",
+	meta := demoMeta{ID: staging.TableID, Description: "Operational events",
 		Format:       map[string]any{"provider": "parquet", "options": map[string]string{}},
 		SchemaString: schema, PartitionColumns: []string{}, Configuration: props, CreatedTime: start.UnixMilli()}
 	if err := l.commit("CREATE TABLE", map[string]any{"protocol": proto}, map[string]any{"metaData": meta}); err != nil {
@@ -338,39 +339,7 @@ func createManagedDemoTable(ctx context.Context, client *catalog.Client, name ca
 	_, err = client.CreateTable(ctx, name.Catalog, name.Schema, catalog.CreateTableRequest{
 		Name: name.Table, Location: staging.Location, TableType: catalog.TableTypeManaged,
 		Comment: meta.Description, Columns: cols, PartitionColumns: []string{},
-		Protocol: catalog.Protocol{MinReaderVersion: proto.MinReaderVersion, MinWriterVersion: proto.MinWriterVersion,
-			ReaderFeatures: proto.ReaderFeatures, WriterFeatures: proto.WriterFeatures},
-		Properties: props, LastCommitTimestampMs: l.clock.UnixMilli(),
+		Protocol: req, Properties: props, LastCommitTimestampMs: l.clock.UnixMilli(),
 	})
 	return err
-}
-
-type stagingTable struct {
-	ID       string `json:"table-id"`
-	Location string `json:"location"`
-}
-
-// createStagingTable calls the Delta API's staging-tables endpoint.
-func createStagingTable(ctx context.Context, client *catalog.Client, name catalog.TableName) (*stagingTable, error) {
-	body, _ := json.Marshal(map[string]string{"name": name.Table})
-	u := fmt.Sprintf("%s/delta/v1/catalogs/%s/schemas/%s/staging-tables", client.BaseURL(), name.Catalog, name.Schema)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return nil, fmt.Errorf("demo: staging table for %s: HTTP %d: %s", name, resp.StatusCode, b)
-	}
-	var st stagingTable
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		return nil, fmt.Errorf("demo: staging table for %s: %w", name, err)
-	}
-	return &st, nil
 }

@@ -4,10 +4,25 @@ import (
 	"io"
 )
 
-// checkpointBlockSize is the unit in which Parquet checkpoints are fetched:
-// a checkpoint smaller than this is one GET; a bigger one costs one GET
-// for the footer block plus one per block holding a projected column chunk.
-const checkpointBlockSize = 1 << 20
+// checkpointBlockSize is the unit in which Parquet checkpoints bigger than
+// checkpointWholeSize are fetched: one GET for the block holding the footer
+// plus one per block holding a projected column chunk. A checkpoint of at
+// most checkpointWholeSize is one GET. The footer of a big checkpoint is
+// tens of KB and its protocol/metaData chunks a few KB, so small blocks
+// read (and allocate) a fraction of what 1 MiB blocks did, for the same
+// number of requests.
+const (
+	checkpointBlockSize = 256 << 10
+	checkpointWholeSize = 1 << 20
+)
+
+// checkpointBlock returns the block size used for a checkpoint of size bytes.
+func checkpointBlock(size int64) int64 {
+	if size <= checkpointWholeSize {
+		return max(size, 1)
+	}
+	return checkpointBlockSize
+}
 
 // blockReaderAt serves ReadAt calls from aligned blocks of an underlying
 // io.ReaderAt (one ranged GET each), fetching every block at most once.

@@ -142,7 +142,7 @@ func (t *Table) readParquet(ctx context.Context, p *logPath, wantDomains bool) (
 	if err != nil {
 		return nil, fileErr(p.Version, p.Key, 0, err)
 	}
-	fa, err := readParquetActions(newBlockReaderAt(ra, size, checkpointBlockSize), size, wantDomains)
+	fa, err := readParquetActions(newBlockReaderAt(ra, size, checkpointBlock(size)), size, wantDomains)
 	if err != nil {
 		return nil, fileErr(p.Version, p.Key, 0, err)
 	}

@@ -81,9 +81,10 @@ type RatifiedCommit struct {
 // files needed: commits after the newest complete checkpoint newest first,
 // stopping once protocol and metaData are found (all of them when the
 // table has domain metadata), then the checkpoint's protocol/metaData
-// columns (one GET per 1 MiB block touched). Commits are fetched in
-// growing concurrent windows (1, 2, 4, ... 16), so a replay that stops
-// early may have fetched the rest of its last window. Ratified commits are
+// columns (one GET for a checkpoint of up to 1 MiB, else one per 256 KiB
+// block touched: the footer's and the projected chunks'). Commits are
+// fetched in growing concurrent windows (1, 2, 4, ... 16), so a replay
+// that stops early may have fetched the rest of its last window. Ratified commits are
 // read by name, never listed. Sidecars are never opened.
 //
 // CommitTimestamp is the newest file's in-commit timestamp when

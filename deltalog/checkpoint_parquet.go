@@ -109,10 +109,11 @@ func readColumn(rg parquet.RowGroup, leaf *parquet.Column) (*column, error) {
 	return col, nil
 }
 
-// readPage appends the values of one page, in fixed-size batches so a
-// corrupt value count in a page header cannot cause a huge allocation.
+// readPage appends the values of one page, in batches of at most 512 so
+// a corrupt value count in a page header cannot cause a huge allocation
+// (a page of the few protocol/metaData rows gets a batch of its size).
 func (col *column) readPage(p parquet.Page) error {
-	vals := make([]parquet.Value, 512)
+	vals := make([]parquet.Value, min(max(p.NumValues(), 1), 512))
 	r := p.Values()
 	for {
 		n, err := r.ReadValues(vals)

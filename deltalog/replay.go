@@ -74,6 +74,9 @@ func (t *Table) run(ctx context.Context, r *replay, files []logPath) *LogError {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	window := 1
+	// free holds the buffers of commits already parsed, for later GETs:
+	// nothing parsed keeps a reference into a file's bytes.
+	var free [][]byte
 	for i := 0; i < len(files) && !r.done(); {
 		n := 0
 		for n < window && i+n < len(files) && !files[i+n].Parquet {
@@ -89,7 +92,7 @@ func (t *Table) run(ctx context.Context, r *replay, files []logPath) *LogError {
 			i++
 			continue
 		}
-		fetched := t.fetchAll(ctx, files[i:i+n])
+		fetched := t.fetchAll(ctx, files[i:i+n], &free)
 		for j := range n {
 			if r.done() {
 				return nil
@@ -103,6 +106,7 @@ func (t *Table) run(ctx context.Context, r *replay, files []logPath) *LogError {
 			if err != nil {
 				return err
 			}
+			free = append(free, fetched[j].data)
 			r.apply(p, fa)
 		}
 		i += n
@@ -117,11 +121,17 @@ type fetched struct {
 	err  error
 }
 
-// fetchAll GETs files concurrently (one goroutine each; callers bound len).
-func (t *Table) fetchAll(ctx context.Context, files []logPath) []fetched {
+// fetchAll GETs files concurrently (one goroutine each; callers bound len),
+// reading into buffers taken from free when there are any.
+func (t *Table) fetchAll(ctx context.Context, files []logPath, free *[][]byte) []fetched {
 	out := make([]fetched, len(files))
+	for i := range out {
+		if k := len(*free); k > 0 {
+			out[i].data, *free = (*free)[k-1], (*free)[:k-1]
+		}
+	}
 	if len(files) == 1 {
-		out[0].data, out[0].err = t.get(ctx, files[0].Key)
+		out[0].data, out[0].err = t.get(ctx, files[0].Key, out[0].data)
 		return out
 	}
 	var wg stdsync.WaitGroup
@@ -129,7 +139,7 @@ func (t *Table) fetchAll(ctx context.Context, files []logPath) []fetched {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i].data, out[i].err = t.get(ctx, files[i].Key)
+			out[i].data, out[i].err = t.get(ctx, files[i].Key, out[i].data)
 		}()
 	}
 	wg.Wait()

@@ -203,11 +203,16 @@ func hintStartAfter(as func(any) bool, listPrefix, suffix string) {
 // readFile reads the whole object at key (one GET), into a buffer sized
 // from the reader's reported size.
 func readFile(ctx context.Context, b *blob.Bucket, key string) ([]byte, error) {
+	return readFileInto(ctx, b, key, nil)
+}
+
+// readFileInto is readFile reusing buf for the data when it is big enough.
+func readFileInto(ctx context.Context, b *blob.Bucket, key string, buf []byte) ([]byte, error) {
 	r, err := b.NewReader(ctx, key, nil)
 	if err != nil {
 		return nil, err
 	}
-	data, err := readSized(r, r.Size())
+	data, err := readSized(r, r.Size(), buf)
 	_ = r.Close()
 	if err != nil {
 		return nil, err

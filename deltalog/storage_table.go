@@ -16,10 +16,11 @@ import (
 // LIST page, one "get" per GET (whole or ranged read, from open to close)
 // and per HEAD.
 
-// get reads the whole object at key (one GET) and reports it.
-func (t *Table) get(ctx context.Context, key string) ([]byte, error) {
+// get reads the whole object at key (one GET) and reports it. buf, when
+// big enough, is reused for the data.
+func (t *Table) get(ctx context.Context, key string, buf []byte) ([]byte, error) {
 	start := time.Now()
-	data, err := readFile(ctx, t.bucket, key)
+	data, err := readFileInto(ctx, t.bucket, key, buf)
 	t.opts.observe("get", start, err)
 	return data, err
 }
@@ -80,12 +81,17 @@ const maxPrealloc = 64 << 20
 
 // readSized reads r to EOF into one buffer sized from size (the object's
 // size, or negative when unknown): a small log file costs one allocation
-// and two reads instead of io.ReadAll's doubling from 512 bytes.
-func readSized(r io.Reader, size int64) ([]byte, error) {
+// (none when buf has room) and two reads instead of io.ReadAll's doubling
+// from 512 bytes.
+func readSized(r io.Reader, size int64, buf []byte) ([]byte, error) {
 	if size < 0 || size > maxPrealloc {
 		size = 512
 	}
-	buf := make([]byte, 0, size+1)
+	if int64(cap(buf)) > size {
+		buf = buf[:0]
+	} else {
+		buf = make([]byte, 0, size+1)
+	}
 	for {
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]

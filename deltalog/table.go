@@ -188,7 +188,7 @@ func finish(r *replay, version int64, origin string) (*Snapshot, *LogError) {
 // listFromHint reads _last_checkpoint and lists from the hinted version.
 // floor is the hinted version, or -1 when the whole log was listed.
 func (t *Table) listFromHint(ctx context.Context) ([]logPath, int64, error) {
-	data, err := t.get(ctx, logDir+"_last_checkpoint")
+	data, err := t.get(ctx, logDir+"_last_checkpoint", nil)
 	if err != nil && ctx.Err() != nil {
 		return nil, 0, ctx.Err()
 	}

@@ -81,18 +81,22 @@ func fileStore(t *testing.T) *contractStore {
 }
 
 func memStore(t *testing.T) *contractStore {
-	mem := memblob.OpenBucket(nil)
+	data := map[string][]byte{}
 	return &contractStore{
-		put: func(t *testing.T, key string, data []byte) {
-			if err := mem.WriteAll(context.Background(), key, data, nil); err != nil {
-				t.Fatal(err)
-			}
-		},
+		put: func(t *testing.T, key string, b []byte) { data[key] = b },
 		// PrefixedBucket takes over (closes) the bucket it is given, so each
-		// table gets its own observed view of mem; it also puts the observer
-		// wrapper through the contract.
+		// table gets a memblob of its own holding every key put so far
+		// (siblings included, so a leak across the prefix would show).
 		table: func(t *testing.T, root string) *blob.Bucket {
-			return blob.PrefixedBucket(observeBucket(mem, func(string, time.Duration, error) {}), root)
+			mem := memblob.OpenBucket(nil)
+			for k, b := range data {
+				if err := mem.WriteAll(context.Background(), k, b, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pb := blob.PrefixedBucket(mem, root)
+			t.Cleanup(func() { pb.Close() })
+			return pb
 		},
 	}
 }

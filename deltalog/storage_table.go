@@ -10,7 +10,7 @@ import (
 
 // The Table's storage requests go to its bucket directly and are reported
 // to the observer here, at the call sites, rather than through a wrapping
-// bucket (observeBucket): a wrapper is a second gocloud Bucket layer whose
+// bucket: a wrapper is a second gocloud Bucket layer whose
 // per-request cost (reader setup, tracing, copying) was a large share of a
 // Load over a local directory. The reports are the same: one "list" per
 // LIST page, one "get" per GET (whole or ranged read, from open to close)

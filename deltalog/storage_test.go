@@ -165,45 +165,6 @@ func TestReadHelpers(t *testing.T) {
 	}
 }
 
-func TestObserveBucket(t *testing.T) {
-	ctx := context.Background()
-	type call struct {
-		op  string
-		err bool
-	}
-	var calls []call
-	b := observeBucket(memblob.OpenBucket(nil), func(op string, d time.Duration, err error) {
-		if d < 0 {
-			t.Errorf("negative duration for %s", op)
-		}
-		calls = append(calls, call{op, err != nil})
-	})
-	defer b.Close()
-	seedKeys(t, b, storageTestKeys...)
-	calls = nil
-	if _, err := listLog(ctx, b, ""); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := readFile(ctx, b, "_delta_log/00000000000000000000.json"); err != nil {
-		t.Fatal(err)
-	}
-	_, err := readFile(ctx, b, "_delta_log/nope.json")
-	if gcerrors.Code(err) != gcerrors.NotFound {
-		t.Errorf("missing file through observer: code %v (%v), want NotFound", gcerrors.Code(err), err)
-	}
-	ra, _, err := newReaderAt(ctx, b, "_delta_log/00000000000000000001.json", -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ra.ReadAt(make([]byte, 3), 1); err != nil {
-		t.Fatal(err)
-	}
-	want := []call{{"list", false}, {"get", false}, {"get", true}, {"get", false}, {"get", false}}
-	if diff := cmp.Diff(want, calls, cmp.AllowUnexported(call{})); diff != "" {
-		t.Errorf("observed calls (-want +got):\n%s", diff)
-	}
-}
-
 func TestOpenBucketErrors(t *testing.T) {
 	ctx := context.Background()
 	file := filepath.Join(t.TempDir(), "f")

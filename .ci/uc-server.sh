@@ -111,7 +111,7 @@ EOF
 		log "FAILED: ${cmd[*]}"
 		echo "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -E 'No versions|Could not|Missing|ERROR\] Failed' | head -n 3 >&2 || echo "$out" | tail -n 8 >&2
 		log "Maven Central does not publish io.unitycatalog:unitycatalog-server (only unitycatalog-client and unitycatalog-hadoop)."
-		log "Point UC_SERVER_JAR_DIR (or UC_SERVER_CLASSPATH) at the server jar and its runtime dependencies and retry."
+		log "Put the server jar and its runtime dependencies in ../shared/uc-server, or point UC_SERVER_JAR_DIR (or UC_SERVER_CLASSPATH) at them, and retry."
 		return 1
 	fi
 	local jar version

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -222,18 +221,13 @@ func writeOrders(dir string, start time.Time) (*demoLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	meta := demoMeta{
+	ts := start.UnixMilli()
+	err = l.create(deltalog.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, deltalog.Metadata{
 		ID: "2f1c4a8e-3b7d-4e59-9c0a-5d6e7f8a9b01", Description: "One row per customer order",
-		Format:           map[string]any{"provider": "parquet", "options": map[string]string{}},
 		SchemaString:     demoSchema(col("order_id", "long"), col("amount", "decimal(10,2)"), col("country", "string"), col("ordered_at", "timestamp")),
 		PartitionColumns: []string{"country"},
 		Configuration:    map[string]string{"delta.appendOnly": "false"},
-		CreatedTime:      start.UnixMilli(),
-	}
-	ts := start.UnixMilli()
-	err = l.commit("CREATE TABLE",
-		map[string]any{"protocol": demoProtocol{MinReaderVersion: 1, MinWriterVersion: 2}},
-		map[string]any{"metaData": meta})
+	})
 	if err == nil {
 		err = l.commit("WRITE", addFile("country=NL/part-0000.parquet", map[string]string{"country": "NL"}, ts),
 			addFile("country=DE/part-0001.parquet", map[string]string{"country": "DE"}, ts))
@@ -242,13 +236,10 @@ func writeOrders(dir string, start time.Time) (*demoLog, error) {
 }
 
 func evolveOrders(l *demoLog) error {
-	var meta demoMeta
-	if err := readDemoMeta(l.dir, &meta); err != nil {
-		return err
-	}
+	meta := l.meta
 	meta.SchemaString = demoSchema(col("order_id", "long"), col("amount", "decimal(10,2)"), col("country", "string"),
 		col("ordered_at", "timestamp"), col("discount", "double"))
-	return l.commit("WRITE", map[string]any{"metaData": meta},
+	return l.changeMetadata("WRITE", meta,
 		addFile("country=FR/part-0002.parquet", map[string]string{"country": "FR"}, l.clock.UnixMilli()))
 }
 
@@ -257,17 +248,11 @@ func writeCustomers(dir string, start time.Time) (*demoLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	meta := demoMeta{
+	err = l.create(deltalog.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, deltalog.Metadata{
 		ID: "7a9d2c11-0e4f-4b6a-8d3c-2b1a0f9e8d7c", Description: "Customers",
-		Format:           map[string]any{"provider": "parquet", "options": map[string]string{}},
-		SchemaString:     demoSchema(col("customer_id", "long"), col("name", "string"), col("email", "string")),
-		PartitionColumns: []string{},
-		Configuration:    map[string]string{"delta.logRetentionDuration": "interval 30 days"},
-		CreatedTime:      start.UnixMilli(),
-	}
-	err = l.commit("CREATE TABLE",
-		map[string]any{"protocol": demoProtocol{MinReaderVersion: 1, MinWriterVersion: 2}},
-		map[string]any{"metaData": meta})
+		SchemaString:  demoSchema(col("customer_id", "long"), col("name", "string"), col("email", "string")),
+		Configuration: map[string]string{"delta.logRetentionDuration": "interval 30 days"},
+	})
 	if err == nil {
 		err = l.commit("WRITE", addFile("part-0000.parquet", nil, start.UnixMilli()))
 	}
@@ -275,31 +260,10 @@ func writeCustomers(dir string, start time.Time) (*demoLog, error) {
 }
 
 func evolveCustomers(l *demoLog) error {
-	var meta demoMeta
-	if err := readDemoMeta(l.dir, &meta); err != nil {
-		return err
-	}
+	meta := l.meta
 	meta.Configuration = map[string]string{"delta.logRetentionDuration": "interval 90 days"}
 	meta.Description = "Customers, one row per account"
-	return l.commit("SET TBLPROPERTIES", map[string]any{"metaData": meta})
-}
-
-// readDemoMeta reads the metaData action of version 0.
-func readDemoMeta(dir string, into *demoMeta) error {
-	data, err := os.ReadFile(filepath.Join(dir, "_delta_log", fmt.Sprintf("%020d.json", 0)))
-	if err != nil {
-		return err
-	}
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		var a struct {
-			MetaData *demoMeta `json:"metaData"`
-		}
-		if json.Unmarshal(line, &a) == nil && a.MetaData != nil {
-			*into = *a.MetaData
-			return nil
-		}
-	}
-	return fmt.Errorf("demo: no metaData in %s", dir)
+	return l.changeMetadata("SET TBLPROPERTIES", meta)
 }
 
 // createManagedDemoTable creates a catalog-managed table the way an engine
@@ -312,8 +276,6 @@ func createManagedDemoTable(ctx context.Context, client *catalog.Client, name ca
 	}
 	// Like an engine, take the protocol and properties the catalog requires.
 	req := staging.RequiredProtocol
-	proto := demoProtocol{MinReaderVersion: req.MinReaderVersion, MinWriterVersion: req.MinWriterVersion,
-		ReaderFeatures: req.ReaderFeatures, WriterFeatures: req.WriterFeatures}
 	props := map[string]string{}
 	for k, v := range staging.RequiredProperties {
 		if v != nil {
@@ -321,15 +283,14 @@ func createManagedDemoTable(ctx context.Context, client *catalog.Client, name ca
 		}
 	}
 	schema := demoSchema(col("event_id", "long"), col("kind", "string"), col("at", "timestamp"))
-	dir := strings.TrimPrefix(staging.Location, "file://")
-	l, err := newDemoLog(dir, start)
+	l, err := newDemoLog(strings.TrimPrefix(staging.Location, "file://"), start)
 	if err != nil {
 		return err
 	}
-	meta := demoMeta{ID: staging.TableID, Description: "Operational events",
-		Format:       map[string]any{"provider": "parquet", "options": map[string]string{}},
-		SchemaString: schema, PartitionColumns: []string{}, Configuration: props, CreatedTime: start.UnixMilli()}
-	if err := l.commit("CREATE TABLE", map[string]any{"protocol": proto}, map[string]any{"metaData": meta}); err != nil {
+	err = l.create(deltalog.Protocol{MinReaderVersion: req.MinReaderVersion, MinWriterVersion: req.MinWriterVersion,
+		ReaderFeatures: req.ReaderFeatures, WriterFeatures: req.WriterFeatures},
+		deltalog.Metadata{ID: staging.TableID, Description: "Operational events", SchemaString: schema, Configuration: props})
+	if err != nil {
 		return err
 	}
 	cols, err := catalog.ColumnsFromSchemaString(schema)
@@ -338,7 +299,7 @@ func createManagedDemoTable(ctx context.Context, client *catalog.Client, name ca
 	}
 	_, err = client.CreateTable(ctx, name.Catalog, name.Schema, catalog.CreateTableRequest{
 		Name: name.Table, Location: staging.Location, TableType: catalog.TableTypeManaged,
-		Comment: meta.Description, Columns: cols, PartitionColumns: []string{},
+		Comment: l.meta.Description, Columns: cols, PartitionColumns: []string{},
 		Protocol: req, Properties: props, LastCommitTimestampMs: l.clock.UnixMilli(),
 	})
 	return err

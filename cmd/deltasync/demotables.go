@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/deltasync/deltasync/deltalog"
 )
 
 // The demo builds its sample tables itself, so `deltasync demo` works from a
@@ -36,30 +38,12 @@ func demoSchema(fields ...demoField) string {
 
 func col(name, typ string) demoField { return demoField{Name: name, Type: typ, Nullable: true} }
 
-// demoMeta is the metaData action of a demo table.
-type demoMeta struct {
-	ID               string            `json:"id"`
-	Description      string            `json:"description,omitempty"`
-	Format           map[string]any    `json:"format"`
-	SchemaString     string            `json:"schemaString"`
-	PartitionColumns []string          `json:"partitionColumns"`
-	Configuration    map[string]string `json:"configuration"`
-	CreatedTime      int64             `json:"createdTime"`
-}
-
-// demoProtocol is the protocol action of a demo table.
-type demoProtocol struct {
-	MinReaderVersion int      `json:"minReaderVersion"`
-	MinWriterVersion int      `json:"minWriterVersion"`
-	ReaderFeatures   []string `json:"readerFeatures,omitempty"`
-	WriterFeatures   []string `json:"writerFeatures,omitempty"`
-}
-
 // demoLog writes the commits of one table under dir/_delta_log.
 type demoLog struct {
 	dir     string
 	version int64
 	clock   time.Time
+	meta    deltalog.Metadata // the latest metaData written
 }
 
 func newDemoLog(dir string, start time.Time) (*demoLog, error) {
@@ -91,6 +75,26 @@ func (l *demoLog) commit(operation string, actions ...map[string]any) error {
 		return err
 	}
 	return os.Chtimes(name, l.clock, l.clock)
+}
+
+// create writes version 0 with the protocol and metadata; format,
+// partition columns and creation time get their usual defaults.
+func (l *demoLog) create(p deltalog.Protocol, m deltalog.Metadata) error {
+	m.Format = deltalog.Format{Provider: "parquet", Options: map[string]string{}}
+	if m.PartitionColumns == nil {
+		m.PartitionColumns = []string{}
+	}
+	created := l.clock.UnixMilli()
+	m.CreatedTime = &created
+	l.meta = m
+	return l.commit("CREATE TABLE", map[string]any{"protocol": p}, map[string]any{"metaData": m})
+}
+
+// changeMetadata commits a new metaData action (plus other actions), as a
+// writer does for schema evolution or SET TBLPROPERTIES.
+func (l *demoLog) changeMetadata(operation string, m deltalog.Metadata, actions ...map[string]any) error {
+	l.meta = m
+	return l.commit(operation, append([]map[string]any{{"metaData": m}}, actions...)...)
 }
 
 // addFile is an add action for one data file (the demo writes no data files:

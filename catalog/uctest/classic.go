@@ -67,8 +67,7 @@ func nonNil(m map[string]string) map[string]string {
 
 func (s *Server) handleCreateCatalog(w http.ResponseWriter, r *http.Request) {
 	var req namedInfo
-	if err := json.Unmarshal(mustBody(r), &req); err != nil {
-		writeError(w, r, invalid("Invalid request body: %v", err))
+	if !decodeBody(w, r, &req) {
 		return
 	}
 	if aerr := checkObjectName(req.Name); aerr != nil {
@@ -162,8 +161,7 @@ func (s *Server) handleCreateSchema(w http.ResponseWriter, r *http.Request) {
 		namedInfo
 		CatalogName string `json:"catalog_name"`
 	}
-	if err := json.Unmarshal(mustBody(r), &req); err != nil {
-		writeError(w, r, invalid("Invalid request body: %v", err))
+	if !decodeBody(w, r, &req) {
 		return
 	}
 	if aerr := checkObjectName(req.Name); aerr != nil {

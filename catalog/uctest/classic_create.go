@@ -1,7 +1,6 @@
 package uctest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"sort"
@@ -31,8 +30,7 @@ func (s *Server) handleClassicCreateTable(w http.ResponseWriter, r *http.Request
 		Comment          *string           `json:"comment"`
 		Properties       map[string]string `json:"properties"`
 	}
-	if err := json.Unmarshal(mustBody(r), &req); err != nil {
-		writeError(w, r, invalid("Invalid request body: %v", err))
+	if !decodeBody(w, r, &req) {
 		return
 	}
 	if strings.TrimSpace(req.Name) == "" {

@@ -221,8 +221,7 @@ func parseColumns(raw json.RawMessage) (StructType, *apiError) {
 
 func (s *Server) handleCreateTable(w http.ResponseWriter, r *http.Request) {
 	var req createRequest
-	if err := json.Unmarshal(mustBody(r), &req); err != nil {
-		writeError(w, r, invalid("Invalid request body: %v", err))
+	if !decodeBody(w, r, &req) {
 		return
 	}
 	t, aerr := s.createTable(r.PathValue("catalog"), r.PathValue("schema"), &req)

@@ -86,8 +86,7 @@ func (s *Server) handleCreateStaging(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Name string `json:"name"`
 	}
-	if err := json.Unmarshal(mustBody(r), &req); err != nil {
-		writeError(w, r, invalid("Invalid request body: %v", err))
+	if !decodeBody(w, r, &req) {
 		return
 	}
 	if strings.TrimSpace(req.Name) == "" {
@@ -165,6 +164,16 @@ func (s *Server) credentialLocked(prefix, op string) map[string]any {
 func mustBody(r *http.Request) []byte {
 	b, _ := io.ReadAll(r.Body)
 	return b
+}
+
+// decodeBody decodes the JSON request body into v; when it does not parse
+// it answers 400 "Invalid request body", as the server does, and says false.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := json.Unmarshal(mustBody(r), v); err != nil {
+		writeError(w, r, invalid("Invalid request body: %v", err))
+		return false
+	}
+	return true
 }
 
 // normalizeLocation mirrors NormalizedURL: trailing slashes stripped,
@@ -372,8 +381,7 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		TableID string `json:"table-id"`
 	}
-	if err := json.Unmarshal(mustBody(r), &req); err != nil {
-		writeError(w, r, invalid("Invalid request body: %v", err))
+	if !decodeBody(w, r, &req) {
 		return
 	}
 	c, sc, tn := pathTable(r)
@@ -394,8 +402,7 @@ func (s *Server) handleRename(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		NewName string `json:"new-name"`
 	}
-	if err := json.Unmarshal(mustBody(r), &req); err != nil {
-		writeError(w, r, invalid("Invalid request body: %v", err))
+	if !decodeBody(w, r, &req) {
 		return
 	}
 	if strings.TrimSpace(req.NewName) == "" {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -269,17 +270,39 @@ func TestVendedCredentialsReadTheLog(t *testing.T) {
 	dir := e.register("log-replay-latest-metadata-protocol", "t", 0)
 	copyLog(t, "log-replay-latest-metadata-protocol", dir, -1)
 	e.srv.ResetRequests()
-	rep := e.reconciler(only(e, "t"), func(o *sync.Options) { o.VendedCredentials = true }).Sync(context.Background())
-	if rep.Count(sync.OutcomeSynced) != 1 {
+	now := time.Now() // uctest vends credentials valid for an hour from its own clock
+	rec := e.reconciler(only(e, "t"), func(o *sync.Options) {
+		o.VendedCredentials = true
+		o.Now = func() time.Time { return now }
+	})
+	vends := func() int {
+		n := 0
+		for _, r := range e.srv.Requests() {
+			if strings.HasSuffix(r.Path, "/credentials") && strings.Contains(r.Query, "operation=READ") {
+				n++
+			}
+		}
+		return n
+	}
+	if rep := rec.Sync(context.Background()); rep.Count(sync.OutcomeSynced) != 1 {
 		t.Fatalf("%s\n%s", rep.Summary(), reportText(rep))
 	}
-	asked := false
-	for _, r := range e.srv.Requests() {
-		if strings.HasSuffix(r.Path, "/credentials") && strings.Contains(r.Query, "operation=READ") {
-			asked = true
-		}
+	if n := vends(); n != 1 {
+		t.Fatalf("first cycle vended READ credentials %d times, want 1", n)
 	}
-	if !asked {
-		t.Error("no READ credentials were vended")
+	// Still valid: the next cycle reuses them.
+	if rep := rec.Sync(context.Background()); rep.Count(sync.OutcomeUnchanged) != 1 {
+		t.Fatalf("%s\n%s", rep.Summary(), reportText(rep))
+	}
+	if n := vends(); n != 1 {
+		t.Errorf("second cycle vended again (%d in all) although the credentials are valid for an hour", n)
+	}
+	// Within the margin before expiry: vended afresh.
+	now = now.Add(56 * time.Minute)
+	if rep := rec.Sync(context.Background()); rep.Count(sync.OutcomeUnchanged) != 1 {
+		t.Fatalf("%s\n%s", rep.Summary(), reportText(rep))
+	}
+	if n := vends(); n != 2 {
+		t.Errorf("near expiry: %d vends in all, want 2", n)
 	}
 }

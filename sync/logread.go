@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
@@ -51,13 +52,19 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 		opts = append(opts, deltalog.WithObserver(r.opts.Metrics.ObserveStorage))
 	}
 	reopen := st.table == nil || st.url != loc
-	if r.opts.VendedCredentials {
+	if r.opts.VendedCredentials && (reopen || !r.opts.Now().Before(st.credsValid)) {
+		// Vend only when the table is (re)opened or its credentials are
+		// about to expire; the snapshot carries over to the new handle.
 		creds, err := r.credentials(ctx, rec.Name, loc)
 		if err != nil {
 			return LogState{}, err
 		}
-		opts = append(opts, deltalog.WithCredentials(creds))
-		reopen = true // credentials expire; the snapshot carries over
+		opts = append(opts, deltalog.WithCredentials(creds.Credentials))
+		st.credsValid = time.Time{}
+		if !creds.Expiration.IsZero() {
+			st.credsValid = creds.Expiration.Add(-credentialMargin)
+		}
+		reopen = true
 	}
 	if reopen {
 		if st.table != nil {
@@ -98,13 +105,24 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 
 // credentials fetches READ credentials for the table: the catalog client
 // picks the one whose prefix is the longest match of the location.
-func (r *Reconciler) credentials(ctx context.Context, name catalog.TableName, loc string) (deltalog.Credentials, error) {
+func (r *Reconciler) credentials(ctx context.Context, name catalog.TableName, loc string) (vended, error) {
 	c, err := r.opts.Catalog.ReadCredentials(ctx, name, loc)
 	if err != nil {
-		return deltalog.Credentials{}, fmt.Errorf("vending READ credentials: %w", err)
+		return vended{}, fmt.Errorf("vending READ credentials: %w", err)
 	}
-	return deltalog.Credentials{
+	return vended{Credentials: deltalog.Credentials{
 		S3AccessKeyID: c.S3AccessKeyID, S3SecretAccessKey: c.S3SecretAccessKey,
 		S3SessionToken: c.S3SessionToken, AzureSASToken: c.AzureSASToken, GCSOAuthToken: c.GCSOAuthToken,
-	}, nil
+	}, Expiration: c.Expiration}, nil
 }
+
+// vended is a table's READ credentials and when they stop working (zero:
+// unknown, so they are vended again every cycle).
+type vended struct {
+	deltalog.Credentials
+	Expiration time.Time
+}
+
+// credentialMargin is how long before their expiry vended credentials are
+// replaced, so that no read of a cycle runs with credentials about to lapse.
+const credentialMargin = 5 * time.Minute

@@ -63,6 +63,9 @@ type tableState struct {
 	table  *deltalog.Table
 	url    string
 	snap   *deltalog.Snapshot
+	// credsValid is until when the vended credentials the table was opened
+	// with may still be used (zero: not vended, or expiry unknown).
+	credsValid time.Time
 }
 
 // New checks opts and returns a Reconciler.

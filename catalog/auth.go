@@ -129,7 +129,8 @@ func redactOAuthError(err error) error {
 }
 
 // ClientCredentialsConfig configures the OAuth2 client-credentials flow,
-// e.g. Databricks machine-to-machine auth (see DatabricksM2M).
+// e.g. Databricks machine-to-machine auth (token URL
+// https://<workspace>/oidc/v1/token, scope all-apis).
 type ClientCredentialsConfig struct {
 	ClientID     string
 	ClientSecret string
@@ -162,14 +163,4 @@ func ClientCredentials(cfg ClientCredentialsConfig) TokenSource {
 	}
 	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, hc)
 	return OAuth2Token(oauth2.ReuseTokenSource(nil, cc.TokenSource(ctx)))
-}
-
-// DatabricksM2M returns the client-credentials TokenSource for a Databricks
-// service principal: token URL https://<host>/oidc/v1/token, scope all-apis.
-func DatabricksM2M(host, clientID, clientSecret string, hc *http.Client) TokenSource {
-	host = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(host, "https://"), "http://"), "/")
-	return ClientCredentials(ClientCredentialsConfig{
-		ClientID: clientID, ClientSecret: clientSecret,
-		TokenURL: "https://" + host + "/oidc/v1/token", Scopes: []string{"all-apis"}, HTTPClient: hc,
-	})
 }

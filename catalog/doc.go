@@ -8,7 +8,8 @@
 // New(baseURL, Options) builds a Client for a base URL ending in
 // /api/2.1/unity-catalog (UC OSS and Databricks-hosted UC share the paths).
 // Options carry the TokenSource (StaticToken, EnvToken, FileToken — re-read
-// on rotation —, ClientCredentials / DatabricksM2M for OAuth2 M2M, or any
+// on rotation —, ClientCredentials for OAuth2 machine-to-machine (Databricks:
+// token URL https://<workspace>/oidc/v1/token, scope all-apis), or any
 // oauth2.TokenSource via OAuth2Token), a CA bundle (NewHTTPClient builds the
 // same TLS client for a token endpoint), a per-attempt Timeout,
 // the RetryPolicy, the User-Agent version and an Observer called after every

@@ -122,11 +122,6 @@ func fixtureConfig(changed bool) map[string]string {
 	return c
 }
 
-func fixtureProtocolJSON() map[string]any {
-	return map[string]any{"minReaderVersion": 3, "minWriterVersion": 7,
-		"readerFeatures": fixtureReaderFeatures, "writerFeatures": fixtureWriterFeatures}
-}
-
 func fixtureMetadataJSON(changed bool) map[string]any {
 	return map[string]any{"id": fixtureTableID, "name": "orders", "description": "benchmark table",
 		"format":       map[string]any{"provider": "parquet", "options": map[string]string{}},

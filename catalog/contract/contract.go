@@ -23,9 +23,6 @@ type config struct {
 	violationHeader string
 }
 
-// WithHTTPClient sets the HTTP client (default: one with a 30 s timeout).
-func WithHTTPClient(c *http.Client) Option { return func(o *config) { o.client = c } }
-
 // WithToken sends Authorization: Bearer token on every request.
 func WithToken(token string) Option { return func(o *config) { o.token = token } }
 

@@ -34,13 +34,6 @@ type namedInfo struct {
 	Properties map[string]string `json:"properties,omitempty"`
 }
 
-func strPtr(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 func (s *Server) catalogInfo(c *catalogEntry) map[string]any {
 	m := map[string]any{"name": c.name, "id": c.id, "created_at": c.createdAt, "properties": nonNil(c.properties)}
 	if c.comment != "" {

@@ -90,9 +90,6 @@ type Option func(*config)
 // default ../shared/spec beside the module root.
 func WithSpecDir(dir string) Option { return func(c *config) { c.specDir, c.validate = dir, true } }
 
-// WithSpecValidation is WithSpecDir under the name the team contract uses.
-func WithSpecValidation(dir string) Option { return WithSpecDir(dir) }
-
 // WithSpec validates against an already loaded Spec (see LoadSpec).
 func WithSpec(s *Spec) Option { return func(c *config) { c.spec, c.validate = s, true } }
 
@@ -119,9 +116,6 @@ func WithFirstCommitV1() Option { return func(c *config) { c.firstCommitV1 = tru
 func WithManagedStorageRoot(url string) Option {
 	return func(c *config) { c.managedRoot = strings.TrimRight(url, "/") }
 }
-
-// WithClock replaces time.Now for created/updated times.
-func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
 // NewServer starts a server on 127.0.0.1. With spec validation on (the
 // default) it panics when the API definitions cannot be loaded: pass

@@ -85,6 +85,25 @@ func TestWithoutSpecValidation(t *testing.T) {
 	}
 }
 
+// TestWithSpecDir validates against definitions found in a given folder:
+// the same request that passes unchecked above is a violation here.
+func TestWithSpecDir(t *testing.T) {
+	dir, err := DefaultSpecDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(WithSpecDir(dir))
+	defer s.Close()
+	s.AddCatalog("c")
+	r := do(t, "GET", s.URL()+"/delta/v1/config?catalog=c", nil)
+	if r.status != 400 || len(s.Violations()) == 0 {
+		t.Errorf("config without the required protocol-versions: %d %s, violations %q", r.status, r.body, s.Violations())
+	}
+	if _, err := LoadSpec(t.TempDir()); err == nil {
+		t.Error("LoadSpec of a folder without the definitions succeeded")
+	}
+}
+
 func TestClassicPagingAndDelete(t *testing.T) {
 	f := newFixture(t)
 	for _, n := range []string{"b", "a"} {

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
 )
@@ -29,6 +28,7 @@ func init() { register(newDemoCommand) }
 // once.
 func newDemoCommand(c *cli) *cobra.Command {
 	var keep bool
+	var catalogURL string
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the whole loop on this machine: in-memory catalog, sample tables, drift, plan, sync",
@@ -41,10 +41,11 @@ func newDemoCommand(c *cli) *cobra.Command {
 			if !keep {
 				defer os.RemoveAll(dir)
 			}
-			return c.demo(cmd.Context(), dir)
+			return c.demo(cmd.Context(), dir, catalogURL, keep)
 		},
 	}
-	cmd.Flags().BoolVar(&keep, "keep", false, "keep the sample tables' directory afterwards")
+	cmd.Flags().BoolVar(&keep, "keep", false, "keep the sample tables' directory (and, with --catalog-url, the demo catalog) afterwards")
+	cmd.Flags().StringVar(&catalogURL, "catalog-url", "", "run the story against this Unity Catalog instead of an in-memory one (it creates, and afterwards deletes, a catalog named deltasync_demo_<random>)")
 	return cmd
 }
 
@@ -54,25 +55,26 @@ type demoTableSpec struct {
 	managed bool
 }
 
-func (c *cli) demo(ctx context.Context, dir string) error {
+func (c *cli) demo(ctx context.Context, dir, catalogURL string, keep bool) error {
 	out := c.stdout
-	managedRoot := "file://" + filepath.ToSlash(filepath.Join(dir, "managed"))
-	srv := uctest.NewServer(uctest.WithoutSpecValidation(), uctest.WithManagedStorageRoot(managedRoot))
-	defer srv.Close()
-	srv.AddCatalog("demo")
-	srv.AddSchema("demo", "sales")
-	srv.AddSchema("demo", "ops")
-	client, err := catalog.New(srv.URL(), catalog.Options{Version: version})
+	cat, err := openDemoCatalog(ctx, dir, catalogURL, keep)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "deltasync demo: the whole loop on this machine, no outside service\n\n")
-	fmt.Fprintf(out, "1. Started an in-memory Unity Catalog at %s\n", srv.URL())
+	defer cat.close()
+	client := cat.client
+	if catalogURL == "" {
+		fmt.Fprintf(out, "deltasync demo: the whole loop on this machine, no outside service\n\n")
+		fmt.Fprintf(out, "1. Started an in-memory Unity Catalog at %s\n", cat.url)
+	} else {
+		fmt.Fprintf(out, "deltasync demo: the whole loop on this machine, against the catalog at %s\n\n", cat.url)
+		fmt.Fprintf(out, "1. Using the Unity Catalog at %s, in a new catalog %s\n", cat.url, cat.name)
+	}
 
 	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
-	orders := catalog.TableName{Catalog: "demo", Schema: "sales", Table: "orders"}
-	customers := catalog.TableName{Catalog: "demo", Schema: "sales", Table: "customers"}
-	events := catalog.TableName{Catalog: "demo", Schema: "ops", Table: "events"}
+	orders := catalog.TableName{Catalog: cat.name, Schema: "sales", Table: "orders"}
+	customers := catalog.TableName{Catalog: cat.name, Schema: "sales", Table: "customers"}
+	events := catalog.TableName{Catalog: cat.name, Schema: "ops", Table: "events"}
 
 	ordersLog, err := writeOrders(filepath.Join(dir, "orders"), start)
 	if err != nil {
@@ -103,9 +105,7 @@ func (c *cli) demo(ctx context.Context, dir string) error {
 	if err := evolveCustomers(customersLog); err != nil {
 		return err
 	}
-	if err := srv.MutateTable(events.String(), func(t *uctest.Table) {
-		t.Properties["owner.team"] = "edited-in-the-catalog"
-	}); err != nil {
+	if err := editCatalogRecord(ctx, client, events, "owner.team", "edited-in-the-catalog"); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "3. The tables moved on the way real writers move them:")
@@ -114,10 +114,10 @@ func (c *cli) demo(ctx context.Context, dir string) error {
 	fmt.Fprintln(out, "     events: someone edited the catalog record by hand (managed: deltasync only flags)")
 
 	cfg := defaultConfig()
-	cfg.Catalog.URL = srv.URL()
+	cfg.Catalog.URL = cat.url
 	cfg.Tables = []tableRule{
-		{Include: []string{"demo.sales.*"}, Mode: "sync"},
-		{Include: []string{"demo.ops.*"}, Mode: "warn"},
+		{Include: []string{cat.name + ".sales.*"}, Mode: "sync"},
+		{Include: []string{cat.name + ".ops.*"}, Mode: "warn"},
 	}
 	cfg.Log.Level = "error"
 	quiet := &cli{ctx: ctx, stdout: out, stderr: io.Discard, env: c.env}

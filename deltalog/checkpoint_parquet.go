@@ -70,67 +70,12 @@ func allNull(f *parquet.File, rgIndex int, leaf *parquet.Column) bool {
 	return md.NumValues > 0 && md.Statistics.NullCount == md.NumValues
 }
 
-// column is one leaf column of a row group, split into rows.
+// column holds the values of one leaf column at a few selected rows of a
+// row group (see readLeafRows); rows[j] are the values of the j-th
+// selected row.
 type column struct {
 	rows   [][]parquet.Value
 	maxDef int
-}
-
-// readColumn reads every value of leaf in rg and splits them into rows
-// (a new row starts at repetition level 0). A nil leaf yields nil.
-func readColumn(rg parquet.RowGroup, leaf *parquet.Column) (*column, error) {
-	if leaf == nil {
-		return nil, nil
-	}
-	if !leaf.Leaf() {
-		return nil, fmt.Errorf("%s is not a leaf column", leaf.Name())
-	}
-	chunks := rg.ColumnChunks()
-	if leaf.Index() < 0 || leaf.Index() >= len(chunks) {
-		return nil, fmt.Errorf("%w: column %s missing from row group", ErrCorrupt, leaf.Name())
-	}
-	pages := chunks[leaf.Index()].Pages()
-	defer pages.Close()
-	col := &column{maxDef: leaf.MaxDefinitionLevel()}
-	for {
-		p, err := pages.ReadPage()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
-		}
-		err = col.readPage(p)
-		parquet.Release(p)
-		if err != nil {
-			return nil, err
-		}
-	}
-	return col, nil
-}
-
-// readPage appends the values of one page, in batches of at most 512 so
-// a corrupt value count in a page header cannot cause a huge allocation
-// (a page of the few protocol/metaData rows gets a batch of its size).
-func (col *column) readPage(p parquet.Page) error {
-	vals := make([]parquet.Value, min(max(p.NumValues(), 1), 512))
-	r := p.Values()
-	for {
-		n, err := r.ReadValues(vals)
-		for _, v := range vals[:n] {
-			if v.RepetitionLevel() == 0 || len(col.rows) == 0 {
-				col.rows = append(col.rows, nil)
-			}
-			last := len(col.rows) - 1
-			col.rows[last] = append(col.rows[last], v.Clone())
-		}
-		if err == io.EOF || (err == nil && n == 0) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%w: %v", ErrCorrupt, err)
-		}
-	}
 }
 
 // row returns the values of row i, or nil when the column is absent.

@@ -32,12 +32,103 @@ func readParquetActions(r io.ReaderAt, size int64, wantDomains bool) (fa *fileAc
 	}
 	fa = &fileActions{}
 	root := f.Root()
+	pf, _ := r.(prefetcher)
 	for i, rg := range f.RowGroups() {
+		if pf != nil {
+			if err := prefetchRowGroup(pf, f, i, rg, root, fa, wantDomains); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+			}
+		}
 		if err := readRowGroup(f, i, rg, root, fa, wantDomains); err != nil {
 			return nil, err
 		}
+		if fa.protocol != nil && fa.metadata != nil && !wantDomains {
+			break
+		}
 	}
 	return fa, nil
+}
+
+// prefetcher is implemented by blockReaderAt.
+type prefetcher interface {
+	prefetch(off, end int64) error
+}
+
+// prefetchRowGroup fetches, in one request, the byte span of the column
+// chunks readRowGroup may read in row group i: every leaf of each action
+// still wanted whose key leaf may hold a value there (row-group statistics
+// and, when present, the column index do not say all-null).
+func prefetchRowGroup(pf prefetcher, f *parquet.File, i int, rg parquet.RowGroup, root *parquet.Column, fa *fileActions, wantDomains bool) error {
+	type action struct {
+		name, key string
+		want      bool
+	}
+	actions := []action{
+		{"protocol", "minReaderVersion", fa.protocol == nil},
+		{"metaData", "id", fa.metadata == nil},
+		{"domainMetadata", "domain", wantDomains},
+	}
+	start, end := int64(-1), int64(-1)
+	cols := f.Metadata().RowGroups[i].Columns
+	for _, a := range actions {
+		c := root.Column(a.name)
+		key := child(c, a.key)
+		if !a.want || key == nil || !key.Leaf() || allNull(f, i, key) || indexSaysAllNull(rg, key) {
+			continue
+		}
+		for _, leaf := range leavesOf(c) {
+			if leaf.Index() < 0 || leaf.Index() >= len(cols) {
+				continue
+			}
+			md := cols[leaf.Index()].MetaData
+			s := md.DataPageOffset
+			if md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < s {
+				s = md.DictionaryPageOffset
+			}
+			if start < 0 || s < start {
+				start = s
+			}
+			end = max(end, s+md.TotalCompressedSize)
+		}
+	}
+	if start < 0 {
+		return nil
+	}
+	return pf.prefetch(start, end)
+}
+
+// indexSaysAllNull reports whether the column index of leaf in rg marks
+// every page all-null. Without a column index it returns false.
+func indexSaysAllNull(rg parquet.RowGroup, leaf *parquet.Column) bool {
+	fc, err := chunkOf(rg, leaf)
+	if err != nil {
+		return false
+	}
+	ci, _ := pageIndex(fc)
+	if ci == nil || ci.NumPages() == 0 {
+		return false
+	}
+	for p := range ci.NumPages() {
+		if !ci.NullPage(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// leavesOf returns the leaf columns under c.
+func leavesOf(c *parquet.Column) []*parquet.Column {
+	if c == nil {
+		return nil
+	}
+	if c.Leaf() {
+		return []*parquet.Column{c}
+	}
+	var out []*parquet.Column
+	for _, k := range c.Columns() {
+		out = append(out, leavesOf(k)...)
+	}
+	return out
 }
 
 // readRowGroup adds the actions found in one row group to fa.

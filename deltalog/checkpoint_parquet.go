@@ -15,7 +15,11 @@ import (
 //
 // Only the leaf columns of those actions are read; add, remove and every
 // other column chunk is never touched, and row groups whose statistics say
-// the action is absent are skipped. Columns are read as raw leaf values
+// the action is absent are skipped. Within a row group only the rows that
+// hold the action are read (checkpoint_leaf.go), so the cost follows the
+// protocol/metaData rows, not the adds sharing their row group. Reading
+// stops after the row group in which both protocol and metaData were found
+// (unless domains are wanted). Columns are read as raw leaf values
 // with their repetition and definition levels and assembled here, which
 // works whatever the writer named the MAP and LIST groups (delta-rs 0.17
 // writes MAP groups named "entries", on which parquet-go's schema mapping

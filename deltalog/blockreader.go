@@ -33,6 +33,66 @@ type blockReaderAt struct {
 	size   int64
 	block  int64
 	blocks map[int64][]byte
+	// segments are exact ranges fetched by prefetch, outside the block grid.
+	segments []fetchedRange
+}
+
+// fetchedRange is a fetched byte range starting at off.
+type fetchedRange struct {
+	off  int64
+	data []byte
+}
+
+// maxPrefetch is the largest range prefetch fetches exactly; a larger one
+// is left to the block reads.
+const maxPrefetch = 1 << 20
+
+// prefetch makes [off, end) readable with at most one ranged GET of
+// exactly that range, unless the blocks or segments already fetched cover
+// it or it is larger than maxPrefetch. The column chunks of the few
+// columns a checkpoint read needs are small and far apart in a big file
+// (one set per row group); fetching each set exactly reads a few KB where
+// the block grid would read a block per row group.
+func (b *blockReaderAt) prefetch(off, end int64) error {
+	end = min(end, b.size)
+	if off < 0 || end <= off || end-off > maxPrefetch || b.covered(off, end) {
+		return nil
+	}
+	data := make([]byte, end-off)
+	n, err := b.r.ReadAt(data, off)
+	if int64(n) < end-off {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	b.segments = append(b.segments, fetchedRange{off: off, data: data})
+	return nil
+}
+
+// covered reports whether [off, end) is held by fetched blocks or a segment.
+func (b *blockReaderAt) covered(off, end int64) bool {
+	for _, s := range b.segments {
+		if s.off <= off && end <= s.off+int64(len(s.data)) {
+			return true
+		}
+	}
+	for idx := off / b.block; idx*b.block < end; idx++ {
+		if _, ok := b.blocks[idx]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// segmentAt returns the bytes of a segment from pos on, or nil.
+func (b *blockReaderAt) segmentAt(pos int64) []byte {
+	for _, s := range b.segments {
+		if s.off <= pos && pos < s.off+int64(len(s.data)) {
+			return s.data[pos-s.off:]
+		}
+	}
+	return nil
 }
 
 // newBlockReaderAt wraps r, whose total size is size.
@@ -50,6 +110,10 @@ func (b *blockReaderAt) ReadAt(p []byte, off int64) (int, error) {
 		pos := off + int64(n)
 		if pos >= b.size {
 			return n, io.EOF
+		}
+		if seg := b.segmentAt(pos); seg != nil {
+			n += copy(p[n:], seg)
+			continue
 		}
 		idx := pos / b.block
 		data, err := b.fetch(idx)

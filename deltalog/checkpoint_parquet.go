@@ -15,7 +15,11 @@ import (
 //
 // Only the leaf columns of those actions are read; add, remove and every
 // other column chunk is never touched, and row groups whose statistics say
-// the action is absent are skipped. Columns are read as raw leaf values
+// the action is absent are skipped. Within a row group only the rows that
+// hold the action are read (checkpoint_leaf.go), so the cost follows the
+// protocol/metaData rows, not the adds sharing their row group. Reading
+// stops after the row group in which both protocol and metaData were found
+// (unless domains are wanted). Columns are read as raw leaf values
 // with their repetition and definition levels and assembled here, which
 // works whatever the writer named the MAP and LIST groups (delta-rs 0.17
 // writes MAP groups named "entries", on which parquet-go's schema mapping
@@ -32,12 +36,103 @@ func readParquetActions(r io.ReaderAt, size int64, wantDomains bool) (fa *fileAc
 	}
 	fa = &fileActions{}
 	root := f.Root()
+	pf, _ := r.(prefetcher)
 	for i, rg := range f.RowGroups() {
+		if pf != nil {
+			if err := prefetchRowGroup(pf, f, i, rg, root, fa, wantDomains); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+			}
+		}
 		if err := readRowGroup(f, i, rg, root, fa, wantDomains); err != nil {
 			return nil, err
 		}
+		if fa.protocol != nil && fa.metadata != nil && !wantDomains {
+			break
+		}
 	}
 	return fa, nil
+}
+
+// prefetcher is implemented by blockReaderAt.
+type prefetcher interface {
+	prefetch(off, end int64) error
+}
+
+// prefetchRowGroup fetches, in one request, the byte span of the column
+// chunks readRowGroup may read in row group i: every leaf of each action
+// still wanted whose key leaf may hold a value there (row-group statistics
+// and, when present, the column index do not say all-null).
+func prefetchRowGroup(pf prefetcher, f *parquet.File, i int, rg parquet.RowGroup, root *parquet.Column, fa *fileActions, wantDomains bool) error {
+	type action struct {
+		name, key string
+		want      bool
+	}
+	actions := []action{
+		{"protocol", "minReaderVersion", fa.protocol == nil},
+		{"metaData", "id", fa.metadata == nil},
+		{"domainMetadata", "domain", wantDomains},
+	}
+	start, end := int64(-1), int64(-1)
+	cols := f.Metadata().RowGroups[i].Columns
+	for _, a := range actions {
+		c := root.Column(a.name)
+		key := child(c, a.key)
+		if !a.want || key == nil || !key.Leaf() || allNull(f, i, key) || indexSaysAllNull(rg, key) {
+			continue
+		}
+		for _, leaf := range leavesOf(c) {
+			if leaf.Index() < 0 || leaf.Index() >= len(cols) {
+				continue
+			}
+			md := cols[leaf.Index()].MetaData
+			s := md.DataPageOffset
+			if md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < s {
+				s = md.DictionaryPageOffset
+			}
+			if start < 0 || s < start {
+				start = s
+			}
+			end = max(end, s+md.TotalCompressedSize)
+		}
+	}
+	if start < 0 {
+		return nil
+	}
+	return pf.prefetch(start, end)
+}
+
+// indexSaysAllNull reports whether the column index of leaf in rg marks
+// every page all-null. Without a column index it returns false.
+func indexSaysAllNull(rg parquet.RowGroup, leaf *parquet.Column) bool {
+	fc, err := chunkOf(rg, leaf)
+	if err != nil {
+		return false
+	}
+	ci, _ := pageIndex(fc)
+	if ci == nil || ci.NumPages() == 0 {
+		return false
+	}
+	for p := range ci.NumPages() {
+		if !ci.NullPage(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// leavesOf returns the leaf columns under c.
+func leavesOf(c *parquet.Column) []*parquet.Column {
+	if c == nil {
+		return nil
+	}
+	if c.Leaf() {
+		return []*parquet.Column{c}
+	}
+	var out []*parquet.Column
+	for _, k := range c.Columns() {
+		out = append(out, leavesOf(k)...)
+	}
+	return out
 }
 
 // readRowGroup adds the actions found in one row group to fa.
@@ -70,67 +165,12 @@ func allNull(f *parquet.File, rgIndex int, leaf *parquet.Column) bool {
 	return md.NumValues > 0 && md.Statistics.NullCount == md.NumValues
 }
 
-// column is one leaf column of a row group, split into rows.
+// column holds the values of one leaf column at a few selected rows of a
+// row group (see readLeafRows); rows[j] are the values of the j-th
+// selected row.
 type column struct {
 	rows   [][]parquet.Value
 	maxDef int
-}
-
-// readColumn reads every value of leaf in rg and splits them into rows
-// (a new row starts at repetition level 0). A nil leaf yields nil.
-func readColumn(rg parquet.RowGroup, leaf *parquet.Column) (*column, error) {
-	if leaf == nil {
-		return nil, nil
-	}
-	if !leaf.Leaf() {
-		return nil, fmt.Errorf("%s is not a leaf column", leaf.Name())
-	}
-	chunks := rg.ColumnChunks()
-	if leaf.Index() < 0 || leaf.Index() >= len(chunks) {
-		return nil, fmt.Errorf("%w: column %s missing from row group", ErrCorrupt, leaf.Name())
-	}
-	pages := chunks[leaf.Index()].Pages()
-	defer pages.Close()
-	col := &column{maxDef: leaf.MaxDefinitionLevel()}
-	for {
-		p, err := pages.ReadPage()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
-		}
-		err = col.readPage(p)
-		parquet.Release(p)
-		if err != nil {
-			return nil, err
-		}
-	}
-	return col, nil
-}
-
-// readPage appends the values of one page, in batches of at most 512 so
-// a corrupt value count in a page header cannot cause a huge allocation
-// (a page of the few protocol/metaData rows gets a batch of its size).
-func (col *column) readPage(p parquet.Page) error {
-	vals := make([]parquet.Value, min(max(p.NumValues(), 1), 512))
-	r := p.Values()
-	for {
-		n, err := r.ReadValues(vals)
-		for _, v := range vals[:n] {
-			if v.RepetitionLevel() == 0 || len(col.rows) == 0 {
-				col.rows = append(col.rows, nil)
-			}
-			last := len(col.rows) - 1
-			col.rows[last] = append(col.rows[last], v.Clone())
-		}
-		if err == io.EOF || (err == nil && n == 0) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%w: %v", ErrCorrupt, err)
-		}
-	}
 }
 
 // row returns the values of row i, or nil when the column is absent.

@@ -59,11 +59,24 @@ func child(c *parquet.Column, name string) *parquet.Column {
 	return c.Column(name)
 }
 
-// readLeaves reads each leaf (nil leaves stay nil).
-func readLeaves(rg parquet.RowGroup, leaves ...*parquet.Column) ([]*column, error) {
+// findRows returns the rows of rg (at most limit; limit <= 0: all) where
+// the non-repeated key leaf has a value: the rows holding the action.
+func findRows(rg parquet.RowGroup, key *parquet.Column, limit int) ([]int64, error) {
+	fc, err := chunkOf(rg, key)
+	if err != nil {
+		return nil, err
+	}
+	if key.MaxRepetitionLevel() != 0 {
+		return nil, fmt.Errorf("%w: %s is repeated", errNoLeaf, key.Name())
+	}
+	return presentRows(fc, key.MaxDefinitionLevel(), limit)
+}
+
+// readLeaves reads each leaf at rows (nil leaves stay nil).
+func readLeaves(rg parquet.RowGroup, rows []int64, leaves ...*parquet.Column) ([]*column, error) {
 	out := make([]*column, len(leaves))
 	for i, l := range leaves {
-		c, err := readColumn(rg, l)
+		c, err := readLeafRows(rg, l, rows)
 		if err != nil {
 			return nil, err
 		}
@@ -111,9 +124,13 @@ func readProtocolRows(f *parquet.File, rgIndex int, rg parquet.RowGroup, p *parq
 	if allNull(f, rgIndex, minR) {
 		return nil
 	}
+	rows, err := findRows(rg, minR, 1)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
 	structDef := nodeDef(0, p)
 	rf, wf := child(p, "readerFeatures"), child(p, "writerFeatures")
-	cols, err := readLeaves(rg, minR, child(p, "minWriterVersion"), firstLeaf(rf), firstLeaf(wf))
+	cols, err := readLeaves(rg, rows, minR, child(p, "minWriterVersion"), firstLeaf(rf), firstLeaf(wf))
 	if err != nil {
 		return err
 	}
@@ -152,12 +169,16 @@ func readMetadataRows(f *parquet.File, rgIndex int, rg parquet.RowGroup, m *parq
 	if allNull(f, rgIndex, id) {
 		return nil
 	}
+	rows, err := findRows(rg, id, 1)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
 	structDef := nodeDef(0, m)
 	format := child(m, "format")
 	pc, conf, opts := child(m, "partitionColumns"), child(m, "configuration"), child(format, "options")
 	confK, confV := mapLeaves(conf)
 	optK, optV := mapLeaves(opts)
-	cols, err := readLeaves(rg, id, child(m, "name"), child(m, "description"), child(format, "provider"),
+	cols, err := readLeaves(rg, rows, id, child(m, "name"), child(m, "description"), child(format, "provider"),
 		child(m, "schemaString"), firstLeaf(pc), confK, confV, optK, optV, child(m, "createdTime"))
 	if err != nil {
 		return err
@@ -223,7 +244,11 @@ func readDomainRows(f *parquet.File, rgIndex int, rg parquet.RowGroup, d *parque
 	if allNull(f, rgIndex, dom) {
 		return nil
 	}
-	cols, err := readLeaves(rg, dom, child(d, "configuration"), child(d, "removed"))
+	rows, err := findRows(rg, dom, 0)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	cols, err := readLeaves(rg, rows, dom, child(d, "configuration"), child(d, "removed"))
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,8 @@ type countingBucket struct {
 	lists int
 	gets  []string
 	heads int
+	// bytes counts the bytes read from each key.
+	bytes map[string]int64
 }
 
 // newCountingBucket wraps b; the returned *blob.Bucket owns nothing.
@@ -32,7 +34,14 @@ func newCountingBucket(b *blob.Bucket) (*blob.Bucket, *countingBucket) {
 func (c *countingBucket) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.lists, c.gets, c.heads = 0, nil, 0
+	c.lists, c.gets, c.heads, c.bytes = 0, nil, 0, nil
+}
+
+// bytesRead returns the bytes read from key since the last reset.
+func (c *countingBucket) bytesRead(key string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes[key]
 }
 
 // counts returns the LIST count and the keys read.
@@ -91,7 +100,7 @@ func (c *countingBucket) NewRangeReader(ctx context.Context, key string, offset,
 	if err != nil {
 		return nil, err
 	}
-	return &countingReader{r: r}, nil
+	return &countingReader{r: r, c: c, key: key}, nil
 }
 
 func (c *countingBucket) NewTypedWriter(ctx context.Context, key, contentType string, opts *driver.WriterOptions) (driver.Writer, error) {
@@ -110,12 +119,26 @@ func (c *countingBucket) SignedURL(ctx context.Context, key string, _ *driver.Si
 	return c.b.SignedURL(ctx, key, nil)
 }
 
-// countingReader adapts a *blob.Reader to driver.Reader.
-type countingReader struct{ r *blob.Reader }
+// countingReader adapts a *blob.Reader to driver.Reader, counting the
+// bytes read.
+type countingReader struct {
+	r   *blob.Reader
+	c   *countingBucket
+	key string
+}
 
-func (r *countingReader) Read(p []byte) (int, error) { return r.r.Read(p) }
-func (r *countingReader) Close() error               { return r.r.Close() }
-func (r *countingReader) As(i any) bool              { return r.r.As(i) }
+func (r *countingReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	r.c.mu.Lock()
+	if r.c.bytes == nil {
+		r.c.bytes = map[string]int64{}
+	}
+	r.c.bytes[r.key] += int64(n)
+	r.c.mu.Unlock()
+	return n, err
+}
+func (r *countingReader) Close() error  { return r.r.Close() }
+func (r *countingReader) As(i any) bool { return r.r.As(i) }
 func (r *countingReader) Attributes() *driver.ReaderAttributes {
 	return &driver.ReaderAttributes{ContentType: r.r.ContentType(), ModTime: r.r.ModTime(), Size: r.r.Size()}
 }

@@ -9,7 +9,8 @@
 // ranges of commits (segment.go); protocol and metaData are replayed
 // newest first and the replay stops as soon as both are found
 // (replay.go). Checkpoints are read for their protocol, metaData and
-// domainMetadata columns only (checkpoint_parquet.go); v2 sidecars are
+// domainMetadata columns only, and in them only the rows holding those
+// actions (checkpoint_parquet.go, checkpoint_leaf.go); v2 sidecars are
 // never opened. _last_checkpoint is only a hint for where to start
 // listing. Catalog-managed tables take the catalog's ratified commits
 // (LoadOptions) in place of published ones. Refresh advances a previous

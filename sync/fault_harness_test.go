@@ -145,6 +145,11 @@ func newFaultProxy(t *testing.T, upstream string) *faultProxy {
 	}
 	fp := &faultProxy{t: t, target: &url.URL{Scheme: target.Scheme, Host: target.Host}}
 	rp := httputil.NewSingleHostReverseProxy(fp.target)
+	direct := rp.Director
+	rp.Director = func(r *http.Request) {
+		direct(r)
+		r.Host = fp.target.Host // emulators route by Host
+	}
 	rp.ModifyResponse = func(resp *http.Response) error {
 		fp.mu.Lock()
 		m := fp.modify
@@ -349,6 +354,7 @@ type writtenTable struct {
 	desc    string
 	states  map[int64]sync.LogState
 	seq     int
+	static  bool // imported from the corpus: never stepped
 }
 
 func newLogWriter(t *testing.T, s store) *logWriter {
@@ -363,6 +369,53 @@ func (w *logWriter) create(table string) {
 		props: map[string]string{"owner.team": "ingest"}, desc: table + " v0", states: map[int64]sync.LogState{}}
 	w.tables[table] = wt
 	w.commit(wt, "create", true, true)
+}
+
+// importTable copies the corpus table src (all of it) into the store as
+// table; it is registered at its latest version and never stepped.
+func (w *logWriter) importTable(table, src string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	root := filepath.Join(corpus, src)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		key := table + "/" + filepath.ToSlash(rel)
+		w.store.put(w.t, key, b)
+		w.written[key] = sha(b)
+		return nil
+	})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	st := w.readState(table)
+	w.tables[table] = &writtenTable{name: table, version: st.Version, static: true, states: map[int64]sync.LogState{st.Version: st}}
+}
+
+// vacuum deletes key as a log clean-up would; the audit expects it gone.
+func (w *logWriter) vacuum(key string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.written[key]; !ok {
+		return false
+	}
+	w.store.remove(w.t, key)
+	delete(w.written, key)
+	return true
+}
+
+// restore puts back a file from the corpus (a new checkpoint at the same version).
+func (w *logWriter) restore(key string, data []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.store.put(w.t, key, data)
+	w.written[key] = sha(data)
 }
 
 // step appends one commit to table: op is one of append, add_column,

@@ -46,11 +46,15 @@ type faultRig struct {
 	storeToxic  *toxiclient.Proxy
 	storeFaults *faultProxy
 	rec         *sync.Reconciler
+	proxied     *catalog.Client
+	logOpts     []deltalog.Option // set by stores that need credentials
 	tables      []string
 
 	catalogAttempts, catalogFailures atomic.Int64
 	storageAttempts, storageFailures atomic.Int64
 	cycles                           int
+	// eachCycle, if set, runs before every cycle under faults.
+	eachCycle func()
 }
 
 // ucBase returns the catalog base URL for the fault tests: the real server
@@ -68,13 +72,19 @@ type rigStore func(rg *faultRig) store
 
 func fileRigStore(rg *faultRig) store { return dirStore{root: rg.t.TempDir()} }
 
-func newFaultRig(t *testing.T, mkStore rigStore, logOpts ...deltalog.Option) *faultRig {
+func newFaultRig(t *testing.T, mkStore rigStore) *faultRig {
 	t.Helper()
-	rg := &faultRig{t: t, env: newEnvAt(t, ucBase(t))}
+	return newFaultRigAt(t, ucBase(t), mkStore)
+}
+
+// newFaultRigAt is newFaultRig with the catalog at base ("" for uctest).
+func newFaultRigAt(t *testing.T, base string, mkStore rigStore) *faultRig {
+	t.Helper()
+	rg := &faultRig{t: t, env: newEnvAt(t, base)}
 	if rg.env.srv != nil {
-		t.Log("catalog: uctest (DELTASYNC_UC_URL unset)")
+		t.Log("catalog: uctest")
 	}
-	base := rg.env.client.BaseURL()
+	base = rg.env.client.BaseURL()
 	rg.ucFaults = newFaultProxy(t, base)
 	rg.ucToxic = toxicProxy(t, "uc", hostOf(t, rg.ucFaults.srv.URL))
 	u, _ := url.Parse(base)
@@ -83,7 +93,8 @@ func newFaultRig(t *testing.T, mkStore rigStore, logOpts ...deltalog.Option) *fa
 	// of requests it hits (with keep-alive, one roll per connection).
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DisableKeepAlives = true
-	proxied, err := catalog.New(u.String(), catalog.Options{
+	var err error
+	rg.proxied, err = catalog.New(u.String(), catalog.Options{
 		HTTPClient: &http.Client{Transport: tr},
 		Timeout:    1500 * time.Millisecond,
 		Retry:      catalog.RetryPolicy{MaxAttempts: 4, BaseDelay: 10 * time.Millisecond, MaxDelay: 100 * time.Millisecond, MaxRetryAfter: 2 * time.Second},
@@ -107,18 +118,26 @@ func newFaultRig(t *testing.T, mkStore rigStore, logOpts ...deltalog.Option) *fa
 	}
 	rg.chk = newChecker(t, rg.env.client, rg.w, names)
 	rg.ucFaults.set(func() { rg.ucFaults.before = rg.chk.beforeUpdate })
-	sel, err := sync.NewSelector([]sync.Rule{{Include: []string{rg.env.catalog + ".s.*"}, Mode: sync.ModeSync}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := append([]deltalog.Option{deltalog.WithObserver(func(op string, d time.Duration, err error) {
+	rg.logOpts = append([]deltalog.Option{deltalog.WithObserver(func(op string, d time.Duration, err error) {
 		rg.storageAttempts.Add(1)
 		if err != nil {
 			rg.storageFailures.Add(1)
 		}
-	})}, logOpts...)
-	rg.rec, err = sync.New(sync.Options{
-		Catalog: proxied, Selector: sel, Concurrency: 2, LogOptions: opts,
+	})}, rg.logOpts...)
+	rg.rec = rg.newReconciler()
+	return rg
+}
+
+// newReconciler builds a reconciler on the proxied catalog client (a fresh
+// one is what a restarted process has: no snapshot kept).
+func (rg *faultRig) newReconciler() *sync.Reconciler {
+	t := rg.t
+	sel, err := sync.NewSelector([]sync.Rule{{Include: []string{rg.env.catalog + ".s.*"}, Mode: sync.ModeSync}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := sync.New(sync.Options{
+		Catalog: rg.proxied, Selector: sel, Concurrency: 2, LogOptions: rg.logOpts,
 		// Failed tables are retried at the next cycle (production backs off
 		// 30s and more; the recovery rule under test is the same).
 		Backoff:      sync.Backoff{Initial: time.Nanosecond, Max: time.Nanosecond},
@@ -127,8 +146,15 @@ func newFaultRig(t *testing.T, mkStore rigStore, logOpts ...deltalog.Option) *fa
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { rg.rec.Close() })
-	return rg
+	t.Cleanup(func() { rec.Close() })
+	return rec
+}
+
+// addStatic imports corpus table src as table and registers it.
+func (rg *faultRig) addStatic(table, src string) {
+	rg.t.Helper()
+	rg.w.importTable(table, src)
+	rg.register(table, rg.chk.names)
 }
 
 // register records table in the catalog (directly) at its latest state.
@@ -174,8 +200,11 @@ func (rg *faultRig) scenario(name string, cycles int, inject func(), clear func(
 	catA0, stoA0 := rg.catalogAttempts.Load(), rg.storageAttempts.Load()
 	inject()
 	for range cycles {
+		if rg.eachCycle != nil {
+			rg.eachCycle()
+		}
 		for _, table := range rg.tables {
-			if rg.w.tables[table] != nil && rand.IntN(2) == 0 {
+			if !rg.w.tables[table].static && rand.IntN(2) == 0 {
 				rg.w.step(table, "")
 			}
 		}
@@ -445,7 +474,7 @@ func TestFaultsStorageS3(t *testing.T) {
 			// listed table before deltasync GETs what it listed.
 			prefix := r.URL.Query().Get("prefix")
 			table := strings.SplitN(prefix, "/", 2)[0]
-			if rg.w.tables[table] != nil {
+			if wt := rg.w.tables[table]; wt != nil && !wt.static {
 				rg.w.step(table, "")
 				landed.Add(1)
 			}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -150,6 +151,7 @@ func newFaultProxy(t *testing.T, upstream string) *faultProxy {
 		direct(r)
 		r.Host = fp.target.Host // emulators route by Host
 	}
+	rp.ErrorLog = log.New(io.Discard, "", 0) // killed and faulted clients are expected
 	rp.ModifyResponse = func(resp *http.Response) error {
 		fp.mu.Lock()
 		m := fp.modify
@@ -524,20 +526,20 @@ func (w *logWriter) directURL(table string) string {
 // the emulators); set by the stores that need them.
 var directLogOptions []deltalog.Option
 
-// latest returns the table's newest state.
-func (w *logWriter) latest(table string) sync.LogState {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	wt := w.tables[table]
-	return wt.states[wt.version]
-}
-
 // stateAt returns the state of table at version v.
 func (w *logWriter) stateAt(table string, v int64) (sync.LogState, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s, ok := w.tables[table].states[v]
 	return s, ok
+}
+
+// withLatest calls f with the table's newest state, the writer held off.
+func (w *logWriter) withLatest(table string, f func(sync.LogState)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wt := w.tables[table]
+	f(wt.states[wt.version])
 }
 
 // audit compares the store object by object with what the writer wrote:
@@ -564,12 +566,20 @@ func (w *logWriter) audit(t *testing.T) []string {
 	return bad
 }
 
+// logStates tells the checker what each log version's full state is.
+type logStates interface {
+	stateAt(table string, v int64) (sync.LogState, bool)
+	// withLatest calls f with the newest state; the log does not move
+	// back meanwhile (it may only grow).
+	withLatest(table string, f func(sync.LogState))
+}
+
 // checker holds the invariants and records violations. It reads the
 // catalog directly (never through the fault proxies).
 type checker struct {
 	t      *testing.T
 	client *catalog.Client // direct
-	w      *logWriter
+	w      logStates
 	names  map[string]catalog.TableName // writer table → catalog name
 
 	mu         gosync.Mutex
@@ -584,7 +594,7 @@ type checker struct {
 	updates  atomic.Int64
 }
 
-func newChecker(t *testing.T, direct *catalog.Client, w *logWriter, names map[string]catalog.TableName) *checker {
+func newChecker(t *testing.T, direct *catalog.Client, w logStates, names map[string]catalog.TableName) *checker {
 	return &checker{t: t, client: direct, w: w, names: names, watermark: map[string]int64{}}
 }
 
@@ -707,23 +717,21 @@ func (c *checker) beforeUpdate(r *http.Request, body []byte) {
 			etag = q.Etag
 		}
 	}
-	c.w.mu.Lock()
-	defer c.w.mu.Unlock()
-	wt := c.w.tables[table]
-	latest := wt.states[wt.version]
-	rec, err := c.record(context.Background(), c.names[table])
-	if err != nil {
-		return
-	}
-	if etag == "" {
-		c.violate("%s: update sent without assert-etag", table)
-	}
-	if etag == rec.Table.Metadata.Etag && sync.Diff(latest, rec, sync.DiffOptions{}).Empty() {
-		c.violate("%s: update sent for a table already in sync at v%d", table, latest.Version)
-	}
+	c.w.withLatest(table, func(latest sync.LogState) {
+		rec, err := c.record(context.Background(), c.names[table])
+		if err != nil {
+			return
+		}
+		if etag == "" {
+			c.violate("%s: update sent without assert-etag", table)
+		}
+		if etag == rec.Table.Metadata.Etag && sync.Diff(latest, rec, sync.DiffOptions{}).Empty() {
+			c.violate("%s: update sent for a table already in sync at v%d", table, latest.Version)
+		}
+	})
 }
 
-// allInSync returns the tables whose record differs from the latest log.
+// outOfSync returns the tables whose record differs from the latest log.
 func (c *checker) outOfSync(ctx context.Context) []string {
 	var bad []string
 	for table, name := range c.names {
@@ -732,9 +740,11 @@ func (c *checker) outOfSync(ctx context.Context) []string {
 			bad = append(bad, table+": "+err.Error())
 			continue
 		}
-		if p := sync.Diff(c.w.latest(table), rec, sync.DiffOptions{}); !p.Empty() {
-			bad = append(bad, fmt.Sprintf("%s: %v", table, p.Kinds()))
-		}
+		c.w.withLatest(table, func(latest sync.LogState) {
+			if p := sync.Diff(latest, rec, sync.DiffOptions{}); !p.Empty() {
+				bad = append(bad, fmt.Sprintf("%s: %v at v%d", table, p.Kinds(), latest.Version))
+			}
+		})
 	}
 	sort.Strings(bad)
 	return bad

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	gosync "sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -316,29 +317,45 @@ func TestFaultsUnknownOutcome(t *testing.T) {
 	var armed atomic.Bool
 	var cut atomic.Int64
 	const name = "reset_peer_downstream"
+	// Two updates may be answered at once (two workers): the toxic is
+	// added by the first and removed after the last.
+	var mu gosync.Mutex
+	active := 0
 	modify := func(r *http.Response) {
 		if !armed.Load() || !isUpdateTable(r.Request) || r.StatusCode/100 != 2 {
 			return
 		}
 		// The update is applied; reset the client's connection before
 		// the answer reaches it.
-		if _, err := rg.ucToxic.AddToxic(name, "reset_peer", "downstream", 1, toxiclient.Attributes{"timeout": 0}); err != nil {
-			t.Errorf("toxiproxy: %v", err)
-			return
+		mu.Lock()
+		defer mu.Unlock()
+		if active == 0 {
+			if _, err := rg.ucToxic.AddToxic(name, "reset_peer", "downstream", 1, toxiclient.Attributes{"timeout": 0}); err != nil {
+				t.Errorf("toxiproxy: %v", err)
+				return
+			}
 		}
+		active++
 		cut.Add(1)
 	}
-	after := func(r *http.Request, _ int) {
-		if isUpdateTable(r) && armed.Load() {
-			// Give the reset a moment to hit the answer, then heal.
-			time.Sleep(20 * time.Millisecond)
-			_ = rg.ucToxic.RemoveToxic(name)
+	after := func(r *http.Request, code int) {
+		if !isUpdateTable(r) || code/100 != 2 {
+			return
+		}
+		// Give the reset a moment to hit the answer, then heal.
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		defer mu.Unlock()
+		if active > 0 {
+			if active--; active == 0 {
+				_ = rg.ucToxic.RemoveToxic(name)
+			}
 		}
 	}
 	rg.ucFaults.set(func() { rg.ucFaults.modify, rg.ucFaults.after = modify, after })
 	rg.scenario("catalog: cut after the update was applied (unknown outcome)", 5,
 		func() { armed.Store(true) },
-		func() int { armed.Store(false); _ = rg.ucToxic.RemoveToxic(name); return int(cut.Load()) })
+		func() int { armed.Store(false); return int(cut.Load()) })
 }
 
 // TestFaultsCatalogHTTP injects what a TCP proxy cannot: bursts of 5xx,

@@ -192,8 +192,8 @@ func TestSoakKill9(t *testing.T) {
 	var moment atomic.Value
 	moment.Store("")
 	killed := make(chan string, 1)
-	kill := func(why string) {
-		if p := pid.Swap(0); p != 0 {
+	killPid := func(p int64, why string) { // kills p if it is still the running daemon
+		if p != 0 && pid.CompareAndSwap(p, 0) {
 			_ = syscall.Kill(int(p), syscall.SIGKILL)
 			select {
 			case killed <- why:
@@ -201,6 +201,7 @@ func TestSoakKill9(t *testing.T) {
 			}
 		}
 	}
+	kill := func(why string) { killPid(pid.Load(), why) }
 	isListing := func(r *http.Request) bool {
 		return r.Method == http.MethodGet && (strings.HasSuffix(r.URL.Path, "/tables") || strings.HasSuffix(r.URL.Path, "/schemas"))
 	}
@@ -218,7 +219,9 @@ func TestSoakKill9(t *testing.T) {
 			switch m := moment.Load(); {
 			case m == "log-read" && isLoad(r) && code == http.StatusOK:
 				// The record is loaded; the log read comes next.
-				go func() { time.Sleep(time.Duration(rand.IntN(5)) * time.Millisecond); kill("log-read") }()
+				// (A delayed kill must not hit the next daemon: it names its pid.)
+				p := pid.Load()
+				go func() { time.Sleep(time.Duration(rand.IntN(5)) * time.Millisecond); killPid(p, "log-read") }()
 			case m == "after-update" && isUpdateTable(r) && code/100 == 2:
 				kill("after-update") // the update is applied; the reload has not happened
 			}

@@ -15,15 +15,16 @@ out="$(mktemp)"
 trap 'rm -f "$out"' EXIT
 export DELTASYNC_RELIABILITY_OUT="$out"
 run='TestFaults|TestFaultChecker|TestSoakKill9|TestOverloadSlowCatalog'
+rev="$(git describe --always --dirty 2>/dev/null || echo unknown)" # before the file is rewritten
 status=0
 go test -count=1 -timeout 30m -run "$run" ./sync || status=$?
-python3 - "$out" "$status" "${DELTASYNC_SOAK_LONG:-}" >RELIABILITY.md <<'PY'
-import json, os, subprocess, sys
+python3 - "$out" "$status" "${DELTASYNC_SOAK_LONG:-}" "$rev" >RELIABILITY.md <<'PY'
+import json, os, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 status, long = int(sys.argv[2]), sys.argv[3] == "1"
 uc = "the real Unity Catalog server (DELTASYNC_UC_URL)" if os.environ.get("DELTASYNC_UC_URL") else "uctest (DELTASYNC_UC_URL unset)"
 load = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else ["?"]
-rev = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True).stdout.strip()
+rev = sys.argv[4]
 print("# Reliability\n")
 print("Produced by the test run itself: `.ci/reliability.sh`"
       + (" with `DELTASYNC_SOAK_LONG=1`" if long else "")

@@ -24,6 +24,9 @@ func NormalizeLocation(loc string) string {
 	rest = strings.TrimPrefix(rest, "//")
 	host, p, _ := strings.Cut(rest, "/")
 	p = strings.TrimRight(collapseSlashes("/"+p), "/")
+	if host == "" && p == "" {
+		return scheme + ":" // names nothing; "s3://" would end in a slash
+	}
 	return scheme + "://" + host + p
 }
 

@@ -38,10 +38,11 @@ type Result struct {
 
 // Reconcile brings one table's catalog record in line with its log, or
 // flags why it cannot. It is level-based: both sides are re-read every time.
-// Cancelling ctx does not interrupt it; it runs to completion within
-// Options.TableTimeout.
+// Cancelling ctx does not interrupt it at once; it runs to completion
+// within Options.TableTimeout, and within Options.ShutdownDrain of ctx
+// being cancelled.
 func (r *Reconciler) Reconcile(ctx context.Context, t Target) Result {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.TableTimeout)
+	ctx, cancel := tableContext(ctx, r.opts.TableTimeout, r.opts.ShutdownDrain)
 	defer cancel()
 	res := r.reconcile(ctx, t)
 	r.record(res)

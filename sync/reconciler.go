@@ -40,6 +40,10 @@ type Options struct {
 	Metrics      *Metrics
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+
+	// ShutdownDrain bounds a table in flight once the cycle's context is
+	// cancelled (default DefaultShutdownDrain).
+	ShutdownDrain time.Duration
 }
 
 // Reconciler keeps catalog records true to Delta logs. Sync runs one cycle
@@ -84,6 +88,9 @@ func New(opts Options) (*Reconciler, error) {
 	}
 	if opts.TableTimeout <= 0 {
 		opts.TableTimeout = 5 * time.Minute
+	}
+	if opts.ShutdownDrain <= 0 {
+		opts.ShutdownDrain = DefaultShutdownDrain
 	}
 	if opts.Backoff.Initial <= 0 {
 		opts.Backoff = DefaultBackoff()

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# fuzz.sh — run every Go fuzz target for a fixed time budget.
+#
+#   .ci/fuzz.sh                      every target, DELTASYNC_FUZZTIME each (default 15s)
+#   .ci/fuzz.sh FuzzSelector ...     only the named targets
+#
+# Targets are found by `go test -list '^Fuzz'`, so a new one is fuzzed without
+# editing this script. A failing input is written by Go to
+# <pkg>/testdata/fuzz/<Target>/ (commit it: from then on plain `go test` runs
+# it as a regression case) and the script exits 1 after the other targets
+# ran. DELTASYNC_FUZZ_SAVE=1 also copies the new interesting inputs the fuzzer
+# found (its cache corpus) into <pkg>/testdata/fuzz/<Target>/, to commit.
+# DELTASYNC_FUZZ_PARALLEL sets the fuzz workers per target (default 2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+FUZZTIME="${DELTASYNC_FUZZTIME:-15s}"
+PARALLEL="${DELTASYNC_FUZZ_PARALLEL:-2}"
+MODULE="$(go list -m)"
+CACHE="$(go env GOCACHE)/fuzz"
+
+want() { # want TARGET: selected by the arguments (all when none)
+	[ $# -eq 1 ] && [ -z "${SELECTED:-}" ] && return 0
+	for s in $SELECTED; do [ "$s" = "$1" ] && return 0; done
+	return 1
+}
+SELECTED="$*"
+
+failed=()
+total=0
+for pkg in $(go list ./...); do
+	dir="${pkg#"$MODULE"}"
+	dir=".${dir:-/}"
+	targets="$(go test -list '^Fuzz' "$dir" 2>/dev/null | grep '^Fuzz' || true)"
+	for target in $targets; do
+		want "$target" || continue
+		total=$((total + 1))
+		echo "== fuzz $dir $target ($FUZZTIME)"
+		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" -parallel "$PARALLEL" "$dir"; then
+			failed+=("$dir $target")
+		fi
+		if [ "${DELTASYNC_FUZZ_SAVE:-}" = 1 ] && [ -d "$CACHE/$pkg/$target" ]; then
+			mkdir -p "$dir/testdata/fuzz/$target"
+			n=0
+			for f in "$CACHE/$pkg/$target"/*; do
+				[ -e "$dir/testdata/fuzz/$target/$(basename "$f")" ] && continue
+				cp "$f" "$dir/testdata/fuzz/$target/"
+				n=$((n + 1))
+			done
+			echo "   saved $n new corpus inputs to $dir/testdata/fuzz/$target"
+		fi
+	done
+done
+if [ "$total" -eq 0 ]; then
+	echo "fuzz: no target matched: $SELECTED" >&2
+	exit 2
+fi
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "fuzz: ${#failed[@]} of $total targets found failing inputs (now in their testdata/fuzz; commit them with the fix):" >&2
+	printf '  %s\n' "${failed[@]}" >&2
+	exit 1
+fi
+echo "fuzz: $total targets, $FUZZTIME each, no failure"

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# reliability.sh — run the fault, kill -9 soak and overload tests and write
+# their results table into RELIABILITY.md.
+#
+#   .ci/reliability.sh            20 kills in the soak
+#   DELTASYNC_SOAK_LONG=1 .ci/reliability.sh    200 kills
+#
+# Needs what the tests need (as .ci/test.sh provides): DELTASYNC_UC_URL (the
+# real catalog; uctest otherwise), DELTASYNC_PYTHON (delta-rs), and Azurite
+# (DELTASYNC_AZURITE_*). Each scenario appends one JSON row to a file
+# (DELTASYNC_RELIABILITY_OUT); this script renders the rows.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="$(mktemp)"
+trap 'rm -f "$out"' EXIT
+export DELTASYNC_RELIABILITY_OUT="$out"
+run='TestFaults|TestFaultChecker|TestSoakKill9|TestOverloadSlowCatalog'
+rev="$(git describe --always --dirty 2>/dev/null || echo unknown)" # before the file is rewritten
+status=0
+go test -count=1 -timeout 30m -run "$run" ./sync || status=$?
+python3 - "$out" "$status" "${DELTASYNC_SOAK_LONG:-}" "$rev" >RELIABILITY.md <<'PY'
+import json, os, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+status, long = int(sys.argv[2]), sys.argv[3] == "1"
+uc = "the real Unity Catalog server (DELTASYNC_UC_URL)" if os.environ.get("DELTASYNC_UC_URL") else "uctest (DELTASYNC_UC_URL unset)"
+load = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else ["?"]
+rev = sys.argv[4]
+print("# Reliability\n")
+print("Produced by the test run itself: `.ci/reliability.sh`"
+      + (" with `DELTASYNC_SOAK_LONG=1`" if long else "")
+      + f" (which runs `go test -count=1 -run '{'TestFaults|TestFaultChecker|TestSoakKill9|TestOverloadSlowCatalog'}' ./sync`"
+      + " with `DELTASYNC_RELIABILITY_OUT` set). Do not edit by hand.\n")
+print(f"Catalog: {uc}. Revision `{rev}`; load average at the end {' '.join(load)}; "
+      + ("all tests passed." if status == 0 else f"**go test exited {status}: see its output.**") + "\n")
+print("deltasync reaches the catalog and the object stores through Toxiproxy (TCP faults) and an")
+print("`httputil.ReverseProxy` (HTTP faults). While faults run a poller checks that the watermark never")
+print("goes back and that every record equals the full state of the log version it names; every")
+print("updateTable is checked against the live record (none for a table already in sync); the store is")
+print("compared object by object before and after. *Injected* counts the faults the proxy made, or")
+print("(for faults it cannot count) the failed requests, or (latency, bandwidth) the requests slowed.")
+print("*Cycles* includes the one clean cycle after the faults, which must bring every table in sync.\n")
+print("| fault | injected | cycles run | invariant violations | tables in sync at the end |")
+print("|---|---:|---:|---:|---:|")
+for r in rows:
+    print(f"| {r['fault']} | {r['injected']} | {r['cycles']} | {r['violations']} | {r['in_sync']} / {r['tables']} |")
+print(f"\n{len(rows)} scenarios, {sum(r['injected'] for r in rows)} faults, "
+      f"{sum(r['violations'] for r in rows)} invariant violations.")
+PY
+echo "reliability: wrote RELIABILITY.md (${status})"
+exit "$status"

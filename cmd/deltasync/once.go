@@ -63,7 +63,11 @@ func (c *cli) cycleCommand(cmd *cobra.Command, dryRun bool) *cobra.Command {
 		}
 		return nil
 	}
-	addSyncFlags(cmd, &f)
+	if dryRun {
+		addSyncFlags(cmd, &f, "output", "allow-empty")
+	} else {
+		addSyncFlags(cmd, &f, "output", "allow-empty", "heartbeat-url", "pushgateway-url")
+	}
 	return cmd
 }
 

@@ -44,7 +44,7 @@ func newRunCommand(c *cli) *cobra.Command {
 			return a.serve(cmd.Context(), nil)
 		},
 	}
-	addSyncFlags(cmd, &f)
+	addSyncFlags(cmd, &f, "allow-empty", "listen", "schedule", "http-token-file", "heartbeat-url")
 	return cmd
 }
 

@@ -28,11 +28,17 @@ func init() { register(newDemoCommand) }
 // the result and the drift metrics — through the same code path as plan and
 // once.
 func newDemoCommand(c *cli) *cobra.Command {
-	var keep bool
+	var keep, serve bool
+	var driftEvery time.Duration
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the whole loop on this machine: in-memory catalog, sample tables, drift, plan, sync",
-		Args:  cobra.NoArgs,
+		Long: "demo starts an in-memory Unity Catalog on 127.0.0.1, writes sample Delta tables to a temporary\n" +
+			"directory, makes them drift, then plans, syncs and plans again.\n\n" +
+			"With --serve it stops after the plan and keeps the catalog and tables up instead, prints the\n" +
+			"deltasync run command that points at them, and keeps making drift (every --drift-every) for\n" +
+			"that daemon to fix live; Ctrl-C stops the catalog and removes the tables.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir, err := os.MkdirTemp("", "deltasync-demo-")
 			if err != nil {
@@ -41,10 +47,15 @@ func newDemoCommand(c *cli) *cobra.Command {
 			if !keep {
 				defer os.RemoveAll(dir)
 			}
+			if serve {
+				return c.demoServe(cmd.Context(), dir, driftEvery)
+			}
 			return c.demo(cmd.Context(), dir)
 		},
 	}
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the sample tables' directory afterwards")
+	cmd.Flags().BoolVar(&serve, "serve", false, "keep the demo catalog and tables running for deltasync run (Ctrl-C cleans up)")
+	cmd.Flags().DurationVar(&driftEvery, "drift-every", 20*time.Second, "with --serve: how often a writer changes a table again")
 	return cmd
 }
 
@@ -54,65 +65,25 @@ type demoTableSpec struct {
 	managed bool
 }
 
+// demoEnv is the demo's catalog and sample tables after the writers
+// moved on: the state plan and sync start from.
+type demoEnv struct {
+	srv       *uctest.Server
+	dir       string
+	orders    *demoLog
+	customers *demoLog
+}
+
 func (c *cli) demo(ctx context.Context, dir string) error {
 	out := c.stdout
-	managedRoot := "file://" + filepath.ToSlash(filepath.Join(dir, "managed"))
-	srv := uctest.NewServer(uctest.WithoutSpecValidation(), uctest.WithManagedStorageRoot(managedRoot))
-	defer srv.Close()
-	srv.AddCatalog("demo")
-	srv.AddSchema("demo", "sales")
-	srv.AddSchema("demo", "ops")
-	client, err := catalog.New(srv.URL(), catalog.Options{Version: version})
+	d, err := c.demoSetup(ctx, dir)
+	if d != nil {
+		defer d.srv.Close()
+	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "deltasync demo: the whole loop on this machine, no outside service\n\n")
-	fmt.Fprintf(out, "1. Started an in-memory Unity Catalog at %s\n", srv.URL())
-
-	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
-	orders := catalog.TableName{Catalog: "demo", Schema: "sales", Table: "orders"}
-	customers := catalog.TableName{Catalog: "demo", Schema: "sales", Table: "customers"}
-	events := catalog.TableName{Catalog: "demo", Schema: "ops", Table: "events"}
-
-	ordersLog, err := writeOrders(filepath.Join(dir, "orders"), start)
-	if err != nil {
-		return err
-	}
-	customersLog, err := writeCustomers(filepath.Join(dir, "customers"), start)
-	if err != nil {
-		return err
-	}
-	for _, t := range []struct {
-		name catalog.TableName
-		dir  string
-	}{{orders, ordersLog.dir}, {customers, customersLog.dir}} {
-		if err := registerDemoTable(ctx, client, t.name, t.dir); err != nil {
-			return err
-		}
-	}
-	if err := createManagedDemoTable(ctx, client, events, start); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "2. Wrote three Delta tables under %s and registered them:\n", dir)
-	fmt.Fprintf(out, "     %s, %s (EXTERNAL, mode sync) and %s (MANAGED, watch-only)\n", orders, customers, events)
-
-	// Writers move on; someone edits the managed table's record by hand.
-	if err := evolveOrders(ordersLog); err != nil {
-		return err
-	}
-	if err := evolveCustomers(customersLog); err != nil {
-		return err
-	}
-	if err := srv.MutateTable(events.String(), func(t *uctest.Table) {
-		t.Properties["owner.team"] = "edited-in-the-catalog"
-	}); err != nil {
-		return err
-	}
-	fmt.Fprintln(out, "3. The tables moved on the way real writers move them:")
-	fmt.Fprintln(out, "     orders: a writer added the column `discount` (schema evolution)")
-	fmt.Fprintln(out, "     customers: a writer changed delta.logRetentionDuration and the description")
-	fmt.Fprintln(out, "     events: someone edited the catalog record by hand (managed: deltasync only flags)")
-
+	srv := d.srv
 	cfg := defaultConfig()
 	cfg.Catalog.URL = srv.URL()
 	cfg.Tables = []tableRule{
@@ -139,9 +110,75 @@ func (c *cli) demo(ctx context.Context, dir string) error {
 	if _, err := quiet.demoCycle(ctx, cfg, true); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "\nNext: point deltasync at your own catalog (it only reads until you run once or run):")
+	fmt.Fprintln(out, "\nNext: run the daemon against this demo with `deltasync demo --serve` (status page, /metrics, drift fixed live),")
+	fmt.Fprintln(out, "or point deltasync at your own catalog (it only reads until you run once or run):")
 	fmt.Fprintln(out, "  deltasync plan --catalog-url https://HOST/api/2.1/unity-catalog --token-file ~/.uc-token --include 'main.*.*'")
 	return nil
+}
+
+// demoSetup starts the in-memory catalog, writes and registers the sample
+// tables and makes them drift (steps 1 to 3). The returned env is non-nil
+// once the catalog runs, even with an error: the caller closes it.
+func (c *cli) demoSetup(ctx context.Context, dir string) (*demoEnv, error) {
+	out := c.stdout
+	managedRoot := "file://" + filepath.ToSlash(filepath.Join(dir, "managed"))
+	srv := uctest.NewServer(uctest.WithoutSpecValidation(), uctest.WithManagedStorageRoot(managedRoot))
+	d := &demoEnv{srv: srv, dir: dir}
+	srv.AddCatalog("demo")
+	srv.AddSchema("demo", "sales")
+	srv.AddSchema("demo", "ops")
+	client, err := catalog.New(srv.URL(), catalog.Options{Version: version})
+	if err != nil {
+		return d, err
+	}
+	fmt.Fprintf(out, "deltasync demo: the whole loop on this machine, no outside service\n\n")
+	fmt.Fprintf(out, "1. Started an in-memory Unity Catalog at %s\n", srv.URL())
+
+	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	orders := catalog.TableName{Catalog: "demo", Schema: "sales", Table: "orders"}
+	customers := catalog.TableName{Catalog: "demo", Schema: "sales", Table: "customers"}
+	events := catalog.TableName{Catalog: "demo", Schema: "ops", Table: "events"}
+
+	ordersLog, err := writeOrders(filepath.Join(dir, "orders"), start)
+	if err != nil {
+		return d, err
+	}
+	customersLog, err := writeCustomers(filepath.Join(dir, "customers"), start)
+	if err != nil {
+		return d, err
+	}
+	for _, t := range []struct {
+		name catalog.TableName
+		dir  string
+	}{{orders, ordersLog.dir}, {customers, customersLog.dir}} {
+		if err := registerDemoTable(ctx, client, t.name, t.dir); err != nil {
+			return d, err
+		}
+	}
+	if err := createManagedDemoTable(ctx, client, events, start); err != nil {
+		return d, err
+	}
+	fmt.Fprintf(out, "2. Wrote three Delta tables under %s and registered them:\n", dir)
+	fmt.Fprintf(out, "     %s, %s (EXTERNAL, mode sync) and %s (MANAGED, watch-only)\n", orders, customers, events)
+
+	// Writers move on; someone edits the managed table's record by hand.
+	if err := evolveOrders(ordersLog); err != nil {
+		return d, err
+	}
+	if err := evolveCustomers(customersLog); err != nil {
+		return d, err
+	}
+	if err := srv.MutateTable(events.String(), func(t *uctest.Table) {
+		t.Properties["owner.team"] = "edited-in-the-catalog"
+	}); err != nil {
+		return d, err
+	}
+	fmt.Fprintln(out, "3. The tables moved on the way real writers move them:")
+	fmt.Fprintln(out, "     orders: a writer added the column `discount` (schema evolution)")
+	fmt.Fprintln(out, "     customers: a writer changed delta.logRetentionDuration and the description")
+	fmt.Fprintln(out, "     events: someone edited the catalog record by hand (managed: deltasync only flags)")
+	d.orders, d.customers = ordersLog, customersLog
+	return d, nil
 }
 
 // demoCycle runs one plan (dryRun) or once cycle with the commands' wiring

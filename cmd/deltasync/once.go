@@ -55,8 +55,12 @@ func (c *cli) cycleCommand(cmd *cobra.Command, dryRun bool) *cobra.Command {
 		if f.output != "json" {
 			c.summary(rep)
 		}
+		unmatched := unmatchedRules(cfg, rep, cmd.Flags().Changed("include"), f.configFile)
+		c.reportUnmatched(unmatched, f.allowEmpty)
 		switch {
 		case rep.Failed():
+			return &exitError{code: 1}
+		case len(unmatched) > 0 && !f.allowEmpty:
 			return &exitError{code: 1}
 		case rep.Drift():
 			return &exitError{code: 2}

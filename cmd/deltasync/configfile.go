@@ -52,12 +52,12 @@ func decodeConfigYAML(data []byte, env map[string]string, cfg *config) error {
 	return errors.Join(errs...)
 }
 
-// yamlMessage strips the converter's prefix from a YAML error:
-// "yaml: line 3: mapping values are not allowed in this context".
+// yamlMessage strips the converter's prefixes from a YAML error:
+// "line 3: mapping values are not allowed in this context".
 func yamlMessage(err error) string {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
-	return msg
+	return strings.TrimPrefix(msg, "yaml: ")
 }
 
 var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
@@ -73,6 +73,9 @@ func decodeValue(v any, dst reflect.Value, path string, errs *[]error) {
 	}
 	switch t.Kind() {
 	case reflect.Struct:
+		if v == nil { // a key with nothing under it (all commented out) keeps the defaults
+			return
+		}
 		m, ok := v.(map[string]any)
 		if !ok {
 			*errs = append(*errs, fmt.Errorf("%s: want a mapping of keys, got %s", orTop(path), jsonKind(v)))

@@ -87,11 +87,13 @@ stop() {
 		if kill -0 "$pid" 2>/dev/null; then
 			log "stopping azurite (pid $pid)"
 			kill "$pid" 2>/dev/null || true
-			# Stop means stopped: wait up to 15 s for SIGTERM, then SIGKILL and
-			# wait again; the pid file goes only once the process is gone.
-			for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+			# Stop means stopped: wait up to AZURITE_STOP_GRACE (15) s for
+			# SIGTERM, then SIGKILL and wait again; the pid file goes only once
+			# the process is gone.
+			local grace="${AZURITE_STOP_GRACE:-15}"
+			for _ in $(seq 1 $((grace * 10))); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 			if kill -0 "$pid" 2>/dev/null; then
-				log "azurite (pid $pid) ignored SIGTERM for 15s; sending SIGKILL"
+				log "azurite (pid $pid) ignored SIGTERM for ${grace}s; sending SIGKILL"
 				kill -KILL "$pid" 2>/dev/null || true
 				for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 			fi

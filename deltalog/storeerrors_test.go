@@ -217,8 +217,20 @@ func TestGCSNoCredentialsSaysHowToGiveSome(t *testing.T) {
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "")
 	t.Setenv("STORAGE_EMULATOR_HOST", "")
 	t.Setenv("STORAGE_EMULATOR_HOST_GRPC", "")
+	// gocloud's opener printed "Warning: unable to load GCP Default
+	// Credentials" to stdout, with no newline, before the real error.
+	stdout := os.Stdout
+	f, ferr := os.CreateTemp(t.TempDir(), "stdout")
+	if ferr != nil {
+		t.Fatal(ferr)
+	}
+	os.Stdout = f
 	_, err := Open(context.Background(), "gs://bucket/path/to/table")
+	os.Stdout = stdout
 	expectStoreError(t, err, ErrNoCredentials, "no credentials: set GOOGLE_APPLICATION_CREDENTIALS")
+	if written, _ := os.ReadFile(f.Name()); len(written) > 0 {
+		t.Errorf("opening a gs:// table wrote to stdout:\n%s", written)
+	}
 }
 
 func TestAzureNoAccountSaysHowToGiveOne(t *testing.T) {

@@ -142,6 +142,9 @@ func TestEmptySelectionFailsLoudly(t *testing.T) {
 	if code, _, errOut := runCLI(t, nil, append(base, "--include", "cat.s", "--allow-empty")...); code != 0 || !strings.Contains(errOut, "WARNING") {
 		t.Errorf("--allow-empty: exit %d, want 0 with the warning\n%s", code, errOut)
 	}
+	if code, _, errOut := runCLI(t, map[string]string{"DELTASYNC_ALLOW_EMPTY": "true"}, append(base, "--include", "cat.s")...); code != 0 {
+		t.Errorf("DELTASYNC_ALLOW_EMPTY=true: exit %d, want 0\n%s", code, errOut)
+	}
 	cfg := writeFile(t, t.TempDir(), "c.yaml", "tables:\n  - include: [cat.s.*]\n  - include: [typo.s.*]\n    mode: warn\n")
 	code, _, errOut = runCLI(t, nil, append(base, "--config", cfg)...)
 	if code != 1 || !strings.Contains(errOut, "WARNING: "+cfg+": tables[1] (include 'typo.s.*') selected no table") ||

@@ -7,8 +7,11 @@ cd "$(dirname "$0")/.."
 export DELTASYNC_CACHE="${DELTASYNC_CACHE:-$PWD/.cache}"
 mkdir -p "$DELTASYNC_CACHE"
 
-# In CI a test that needs an outside part fails instead of skipping.
-if [ "${CI:-}" = "true" ]; then export DELTASYNC_REQUIRE_EXTERNAL=1; fi
+# In CI a test that needs an outside part fails instead of skipping; that
+# includes the real Unity Catalog server (from ../shared/uc-server).
+if [ "${CI:-}" = "true" ]; then
+	export DELTASYNC_REQUIRE_EXTERNAL=1 DELTASYNC_REQUIRE_UC=1
+fi
 
 cleanup() {
 	for s in .ci/setup-*.sh; do [ -f "$s" ] && bash "$s" stop || true; done
@@ -20,10 +23,26 @@ trap cleanup EXIT
 for s in .ci/setup-*.sh; do
 	[ -f "$s" ] || continue
 	echo "== $s"
-	eval "$(bash "$s" start)"
+	if ! exports="$(bash "$s" start)"; then
+		echo "FAILED: bash $s start (its messages are above)" >&2
+		exit 1
+	fi
+	eval "$exports"
 done
 
 echo "== go vet"
 go vet ./...
 echo "== go test -race ./..."
-go test -race -timeout 20m ./...
+# -v into a log, so the log names every test; shown here: each package's
+# result and each top-level test's PASS/FAIL/SKIP line (with the skip's
+# reason), so a real-server test that skipped is visible by name.
+log="$DELTASYNC_CACHE/go-test.log"
+status=0
+go test -race -timeout 20m -v ./... >"$log" 2>&1 || status=$?
+grep -E -A1 '^--- SKIP' "$log" | grep -v '^--$' || true
+grep -E '^(ok  |FAIL|--- (PASS|FAIL)|panic: )' "$log" || true
+if [ "$status" -ne 0 ]; then
+	echo "== go test failed (exit $status); its whole output:"
+	cat "$log"
+fi
+exit "$status"

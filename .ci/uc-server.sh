@@ -4,14 +4,19 @@
 # artifact. Used by `make uc-up` / `make uc-down` and by .ci/setup-uc.sh.
 #
 # `up` finds the server's runtime classpath, in this order:
-#   1. $UC_SERVER_CLASSPATH  a ready java classpath (e.g. "/opt/uc/jars/*");
-#   2. $UC_SERVER_JAR_DIR    a folder holding the server jar and its dependencies
-#      (default: ../shared/uc-server beside the repo, when it holds jars, so that
-#      CI runs the real-server tests as soon as the jars are placed there);
-#   3. a cached copy in $DELTASYNC_CACHE/uc-server/jars-<version> from an earlier run;
-#   4. Maven Central: io.unitycatalog:unitycatalog-server, newest release in
-#      [$UC_SERVER_MIN_VERSION, $UC_SERVER_MAX_VERSION) (default [0.5.0, 0.10.0)),
-#      resolved with `mvn dependency:copy-dependencies` from a throwaway pom.
+#   1. $UC_SERVER_CLASSPATH  a ready java classpath (e.g. "/opt/uc/jars/*"), for
+#      people with their own build;
+#   2. $UC_SERVER_JAR_DIR    a folder holding the server jar and all its runtime
+#      dependencies, likewise;
+#   3. ../shared/uc-server/<version>/ beside the repo (the default; version
+#      $UC_SERVER_VERSION, else the newest folder there): the server jar
+#      unitycatalog-server-<version>.jar, built from Unity Catalog's release
+#      tag because Maven Central does not publish it, and pom.xml, which pins
+#      its 258 runtime jars by exact version. `mvn dependency:copy-dependencies`
+#      fetches those from Maven Central into ~/.m2 and copies them to
+#      $DELTASYNC_CACHE/uc-server/deps-<version> (once; reused while the pom is
+#      unchanged). mvn runs on a copy of the pom in the cache, so nothing is
+#      ever written into ../shared (read-only in CI).
 # It then starts `java -cp <jars> io.unitycatalog.server.UnityCatalogServer --port <port>`
 # in a fresh working directory holding etc/conf/server.properties
 # (server.env=dev, server.authorization=disable) and etc/conf/hibernate.properties
@@ -19,17 +24,17 @@
 # prints ONLY `export DELTASYNC_UC_URL=http://127.0.0.1:<port>/api/2.1/unity-catalog`
 # on stdout (logs go to stderr).
 #
-# When no classpath can be had it says on stderr which command failed with
-# which error and exits 1. As of this writing Maven Central publishes
-# unitycatalog-client and unitycatalog-hadoop but NOT unitycatalog-server,
-# so without one of the overrides `up` fails (quickly: one mvn call).
+# Every failure says on stderr which command failed and why (for a server that
+# does not come up: the last lines of its log) and exits 1.
 #
 # The server has no bind-address option: it listens on all interfaces, on
 # UC_SERVER_PORT (a URL transcoder) and UC_SERVER_PORT+1 (the API itself); both
 # must be free. Clients use 127.0.0.1:UC_SERVER_PORT.
 #
-# Environment: UC_SERVER_PORT (default 18080), DELTASYNC_CACHE (default
-# <repo>/.cache), UC_SERVER_START_TIMEOUT seconds (default 120), UC_SERVER_JAVA (default java).
+# Environment: UC_SERVER_PORT (default 18080), UC_SERVER_VERSION (default: the
+# newest in ../shared/uc-server), UC_SERVER_SHARED (default <repo>/../shared/uc-server),
+# DELTASYNC_CACHE (default <repo>/.cache), UC_SERVER_START_TIMEOUT seconds
+# (default 120), UC_SERVER_JAVA (default java).
 set -euo pipefail
 
 log() { echo "uc-server: $*" >&2; }
@@ -39,8 +44,7 @@ CACHE="${DELTASYNC_CACHE:-$ROOT/.cache}"
 STATE="$CACHE/uc-server"
 PORT="${UC_SERVER_PORT:-18080}"
 JAVA="${UC_SERVER_JAVA:-java}"
-MIN_VERSION="${UC_SERVER_MIN_VERSION:-0.5.0}"
-MAX_VERSION="${UC_SERVER_MAX_VERSION:-0.10.0}"
+SHARED="${UC_SERVER_SHARED:-$(cd "$ROOT/.." && pwd)/shared/uc-server}"
 TIMEOUT="${UC_SERVER_START_TIMEOUT:-120}"
 URL="http://127.0.0.1:$PORT/api/2.1/unity-catalog"
 
@@ -60,72 +64,52 @@ resolve_classpath() {
 		echo "$UC_SERVER_CLASSPATH"
 		return
 	fi
-	if [ -z "${UC_SERVER_JAR_DIR:-}" ] && ls "$ROOT/../shared/uc-server"/*.jar >/dev/null 2>&1; then
-		UC_SERVER_JAR_DIR="$ROOT/../shared/uc-server"
-	fi
 	if [ -n "${UC_SERVER_JAR_DIR:-}" ]; then
-		if ! ls "$UC_SERVER_JAR_DIR"/*.jar >/dev/null 2>&1; then
-			log "UC_SERVER_JAR_DIR=$UC_SERVER_JAR_DIR holds no *.jar"
+		if ! ls "$UC_SERVER_JAR_DIR"/unitycatalog-server-*.jar >/dev/null 2>&1; then
+			log "FAILED: UC_SERVER_JAR_DIR=$UC_SERVER_JAR_DIR holds no unitycatalog-server-*.jar"
 			return 1
 		fi
 		log "using the jars in UC_SERVER_JAR_DIR=$UC_SERVER_JAR_DIR"
 		echo "$(cd "$UC_SERVER_JAR_DIR" && pwd)/*"
 		return
 	fi
-	local cached
-	cached="$(ls -d "$STATE"/jars-* 2>/dev/null | sort -V | tail -n 1 || true)"
-	if [ -n "$cached" ] && ls "$cached"/unitycatalog-server-*.jar >/dev/null 2>&1; then
-		log "using cached jars $cached"
-		echo "$cached/*"
-		return
-	fi
-	resolve_from_maven
+	from_shared
 }
 
-resolve_from_maven() {
-	command -v mvn >/dev/null || { log "mvn is not installed (apt-get install maven), and neither UC_SERVER_CLASSPATH nor UC_SERVER_JAR_DIR is set"; return 1; }
-	local work range cmd out
-	work="$STATE/maven"
-	range="[$MIN_VERSION,$MAX_VERSION)"
-	rm -rf "$work" && mkdir -p "$work/jars"
-	# A version range makes Maven pick the newest published release in one call.
-	cat >"$work/pom.xml" <<EOF
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>deltasync.local</groupId>
-  <artifactId>uc-server-classpath</artifactId>
-  <version>0</version>
-  <packaging>pom</packaging>
-  <dependencies>
-    <dependency>
-      <groupId>io.unitycatalog</groupId>
-      <artifactId>unitycatalog-server</artifactId>
-      <version>$range</version>
-    </dependency>
-  </dependencies>
-</project>
-EOF
-	cmd=(mvn -B -q -f "$work/pom.xml" dependency:copy-dependencies -DincludeScope=runtime "-DoutputDirectory=$work/jars")
-	log "resolving io.unitycatalog:unitycatalog-server:$range from Maven Central"
-	if ! out="$(timeout 50 "${cmd[@]}" 2>&1)"; then
-		log "FAILED: ${cmd[*]}"
-		echo "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -E 'No versions|Could not|Missing|ERROR\] Failed' | head -n 3 >&2 || echo "$out" | tail -n 8 >&2
-		log "Maven Central does not publish io.unitycatalog:unitycatalog-server (only unitycatalog-client and unitycatalog-hadoop)."
-		log "Put the server jar and its runtime dependencies in ../shared/uc-server, or point UC_SERVER_JAR_DIR (or UC_SERVER_CLASSPATH) at them, and retry."
+# from_shared resolves the server from ../shared/uc-server/<version>/: its jar
+# plus the pinned dependencies, fetched once into the cache.
+from_shared() {
+	local version dir jar deps stamp sum cmd out
+	if [ ! -d "$SHARED" ]; then
+		log "FAILED: no $SHARED: the real Unity Catalog server is supplied there (<version>/unitycatalog-server-<version>.jar and <version>/pom.xml); put shared/ beside the repo, or set UC_SERVER_JAR_DIR or UC_SERVER_CLASSPATH to your own build"
 		return 1
 	fi
-	local jar version
-	jar="$(ls "$work"/jars/unitycatalog-server-*.jar 2>/dev/null | head -n 1 || true)"
-	if [ -z "$jar" ]; then
-		log "FAILED: ${cmd[*]} succeeded but copied no unitycatalog-server jar"
+	version="${UC_SERVER_VERSION:-$(ls -1 "$SHARED" 2>/dev/null | grep -E '^[0-9]+\.[0-9]+\.[0-9]+' | sort -V | tail -n 1 || true)}"
+	dir="$SHARED/$version"
+	jar="$dir/unitycatalog-server-$version.jar"
+	if [ -z "$version" ] || [ ! -f "$jar" ] || [ ! -f "$dir/pom.xml" ]; then
+		log "FAILED: $SHARED${version:+/$version} lacks unitycatalog-server-<version>.jar and pom.xml (found: $(ls "$SHARED" | tr '\n' ' '))"
 		return 1
 	fi
-	version="$(basename "$jar" .jar)"
-	version="${version#unitycatalog-server-}"
-	rm -rf "$STATE/jars-$version"
-	mv "$work/jars" "$STATE/jars-$version"
-	log "resolved unitycatalog-server $version"
-	echo "$STATE/jars-$version/*"
+	command -v mvn >/dev/null || { log "FAILED: mvn not found (apt-get install maven): it fetches the server's pinned dependencies"; return 1; }
+	deps="$STATE/deps-$version"
+	stamp="$deps/.pom.sha256"
+	sum="$(sha256sum "$dir/pom.xml" | cut -d' ' -f1)"
+	if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
+		rm -rf "$deps" && mkdir -p "$deps/jars"
+		# mvn runs on a copy: it may write target/ beside the pom, never into shared/.
+		cp "$dir/pom.xml" "$deps/pom.xml"
+		cmd=(mvn -B -q -f "$deps/pom.xml" dependency:copy-dependencies "-DoutputDirectory=$deps/jars")
+		log "fetching the $(grep -c '<dependency>' "$dir/pom.xml") pinned dependencies of unitycatalog-server $version (~1.5 min cold, then cached in ~/.m2 and $deps)"
+		if ! out="$("${cmd[@]}" 2>&1)"; then
+			log "FAILED: ${cmd[*]}"
+			echo "$out" | sed 's/\x1b\[[0-9;]*m//g' | tail -n 15 >&2
+			return 1
+		fi
+		echo "$sum" >"$stamp"
+	fi
+	log "using $jar with $(ls "$deps/jars" | wc -l) dependencies from $deps/jars"
+	echo "$jar:$deps/jars/*"
 }
 
 write_conf() {
@@ -164,19 +148,20 @@ up() {
 	run="$STATE/run"
 	rm -rf "$run"
 	write_conf "$run"
+	local start_cmd="$JAVA -cp $cp io.unitycatalog.server.UnityCatalogServer --port $PORT"
 	log "starting io.unitycatalog.server.UnityCatalogServer on 127.0.0.1:$PORT in $run (log $STATE/server.log)"
 	(cd "$run" && exec nohup "$JAVA" -cp "$cp" io.unitycatalog.server.UnityCatalogServer --port "$PORT" >"$STATE/server.log" 2>&1) &
 	pid=$!
 	echo "$pid" >"$STATE/pid"
 	until answers; do
 		if ! kill -0 "$pid" 2>/dev/null; then
-			log "FAILED: the server exited during start-up; last log lines:"
+			log "FAILED: \`$start_cmd\` (in $run) exited during start-up; last log lines of $STATE/server.log:"
 			tail -n 20 "$STATE/server.log" >&2 || true
 			rm -f "$STATE/pid"
 			exit 1
 		fi
 		if [ "$waited" -ge "$TIMEOUT" ]; then
-			log "FAILED: no answer from $URL/catalogs after ${TIMEOUT}s; last log lines:"
+			log "FAILED: \`$start_cmd\` (in $run): no answer from $URL/catalogs after ${TIMEOUT}s; last log lines of $STATE/server.log:"
 			tail -n 20 "$STATE/server.log" >&2 || true
 			down
 			exit 1

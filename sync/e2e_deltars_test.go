@@ -250,7 +250,7 @@ func evolve(t *testing.T, py, dir, step string) {
 // real server allocates its own).
 func deltarsEnv(t *testing.T) *env {
 	t.Helper()
-	if os.Getenv("DELTASYNC_UC_URL") != "" {
+	if realServerURL(t) != "" {
 		return newEnv(t)
 	}
 	srv := uctest.NewForTest(t, uctest.WithManagedStorageRoot("file://"+filepath.ToSlash(t.TempDir())))

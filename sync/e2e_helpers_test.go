@@ -32,10 +32,22 @@ type env struct {
 	schema  string
 }
 
-// newEnv uses the real server at DELTASYNC_UC_URL when set, else uctest.
+// newEnv uses the real server at DELTASYNC_UC_URL when set, else uctest;
+// with DELTASYNC_REQUIRE_UC=1 (CI) the real server is mandatory.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	return newEnvAt(t, os.Getenv("DELTASYNC_UC_URL"))
+	return newEnvAt(t, realServerURL(t))
+}
+
+// realServerURL is DELTASYNC_UC_URL, which may be empty (uctest is used
+// then) unless DELTASYNC_REQUIRE_UC=1, when the test fails instead.
+func realServerURL(t *testing.T) string {
+	t.Helper()
+	url := os.Getenv("DELTASYNC_UC_URL")
+	if url == "" && os.Getenv("DELTASYNC_REQUIRE_UC") == "1" {
+		t.Fatal("DELTASYNC_UC_URL is not set but DELTASYNC_REQUIRE_UC=1: this test must run against the real Unity Catalog server (.ci/setup-uc.sh)")
+	}
+	return url
 }
 
 // uctestEnv always uses uctest: for tests that need its knobs (MutateTable,

@@ -28,6 +28,9 @@ type probe struct {
 func TestDifferential(t *testing.T) {
 	url := os.Getenv("DELTASYNC_UC_URL")
 	if url == "" {
+		if os.Getenv("DELTASYNC_REQUIRE_UC") == "1" {
+			t.Fatal("DELTASYNC_UC_URL is not set but DELTASYNC_REQUIRE_UC=1 (start a server with `make uc-up` or .ci/setup-uc.sh)")
+		}
 		t.Skip("DELTASYNC_UC_URL is not set; nothing to compare uctest with")
 	}
 	srv := uctest.NewServer()

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
 )
@@ -29,12 +28,13 @@ func init() { register(newDemoCommand) }
 // once.
 func newDemoCommand(c *cli) *cobra.Command {
 	var keep, serve bool
+	var catalogURL string
 	var driftEvery time.Duration
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the whole loop on this machine: in-memory catalog, sample tables, drift, plan, sync",
-		Long: "demo starts an in-memory Unity Catalog on 127.0.0.1, writes sample Delta tables to a temporary\n" +
-			"directory, makes them drift, then plans, syncs and plans again.\n\n" +
+		Long: "demo starts an in-memory Unity Catalog on 127.0.0.1 (or uses --catalog-url), writes sample Delta\n" +
+			"tables to a temporary directory, makes them drift, then plans, syncs and plans again.\n\n" +
 			"With --serve it stops after the plan and keeps the catalog and tables up instead, prints the\n" +
 			"deltasync run command that points at them, and keeps making drift (every --drift-every) for\n" +
 			"that daemon to fix live; Ctrl-C stops the catalog and removes the tables.",
@@ -48,12 +48,13 @@ func newDemoCommand(c *cli) *cobra.Command {
 				defer os.RemoveAll(dir)
 			}
 			if serve {
-				return c.demoServe(cmd.Context(), dir, driftEvery)
+				return c.demoServe(cmd.Context(), dir, catalogURL, keep, driftEvery)
 			}
-			return c.demo(cmd.Context(), dir)
+			return c.demo(cmd.Context(), dir, catalogURL, keep)
 		},
 	}
-	cmd.Flags().BoolVar(&keep, "keep", false, "keep the sample tables' directory afterwards")
+	cmd.Flags().BoolVar(&keep, "keep", false, "keep the sample tables' directory (and, with --catalog-url, the demo catalog) afterwards")
+	cmd.Flags().StringVar(&catalogURL, "catalog-url", "", "run the story against this Unity Catalog instead of an in-memory one (it creates, and afterwards deletes, a catalog named deltasync_demo_<random>)")
 	cmd.Flags().BoolVar(&serve, "serve", false, "keep the demo catalog and tables running for deltasync run (Ctrl-C cleans up)")
 	cmd.Flags().DurationVar(&driftEvery, "drift-every", 20*time.Second, "with --serve: how often a writer changes a table again")
 	return cmd
@@ -68,28 +69,31 @@ type demoTableSpec struct {
 // demoEnv is the demo's catalog and sample tables after the writers
 // moved on: the state plan and sync start from.
 type demoEnv struct {
-	srv       *uctest.Server
+	cat       *demoCatalog
 	dir       string
 	orders    *demoLog
 	customers *demoLog
 }
 
-func (c *cli) demo(ctx context.Context, dir string) error {
-	out := c.stdout
-	d, err := c.demoSetup(ctx, dir)
-	if d != nil {
-		defer d.srv.Close()
+// rules are the demo's table rules: the sales tables in sync mode, the
+// managed ops table watch-only.
+func (d *demoEnv) rules() []tableRule {
+	return []tableRule{
+		{Include: []string{d.cat.name + ".sales.*"}, Mode: "sync"},
+		{Include: []string{d.cat.name + ".ops.*"}, Mode: "warn"},
 	}
+}
+
+func (c *cli) demo(ctx context.Context, dir, catalogURL string, keep bool) error {
+	out := c.stdout
+	d, err := c.demoSetup(ctx, dir, catalogURL, keep)
 	if err != nil {
 		return err
 	}
-	srv := d.srv
+	defer d.cat.close()
 	cfg := defaultConfig()
-	cfg.Catalog.URL = srv.URL()
-	cfg.Tables = []tableRule{
-		{Include: []string{"demo.sales.*"}, Mode: "sync"},
-		{Include: []string{"demo.ops.*"}, Mode: "warn"},
-	}
+	cfg.Catalog.URL = d.cat.url
+	cfg.Tables = d.rules()
 	cfg.Log.Level = "error"
 	quiet := &cli{ctx: ctx, stdout: out, stderr: io.Discard, env: c.env}
 
@@ -116,69 +120,71 @@ func (c *cli) demo(ctx context.Context, dir string) error {
 	return nil
 }
 
-// demoSetup starts the in-memory catalog, writes and registers the sample
-// tables and makes them drift (steps 1 to 3). The returned env is non-nil
-// once the catalog runs, even with an error: the caller closes it.
-func (c *cli) demoSetup(ctx context.Context, dir string) (*demoEnv, error) {
+// demoSetup opens the demo catalog, writes and registers the sample tables
+// and makes them drift (steps 1 to 3). On success the caller closes
+// d.cat; on error it is already closed.
+func (c *cli) demoSetup(ctx context.Context, dir, catalogURL string, keep bool) (d *demoEnv, err error) {
 	out := c.stdout
-	managedRoot := "file://" + filepath.ToSlash(filepath.Join(dir, "managed"))
-	srv := uctest.NewServer(uctest.WithoutSpecValidation(), uctest.WithManagedStorageRoot(managedRoot))
-	d := &demoEnv{srv: srv, dir: dir}
-	srv.AddCatalog("demo")
-	srv.AddSchema("demo", "sales")
-	srv.AddSchema("demo", "ops")
-	client, err := catalog.New(srv.URL(), catalog.Options{Version: version})
+	cat, err := openDemoCatalog(ctx, dir, catalogURL, keep)
 	if err != nil {
-		return d, err
+		return nil, err
 	}
-	fmt.Fprintf(out, "deltasync demo: the whole loop on this machine, no outside service\n\n")
-	fmt.Fprintf(out, "1. Started an in-memory Unity Catalog at %s\n", srv.URL())
+	defer func() {
+		if err != nil {
+			cat.close()
+		}
+	}()
+	client := cat.client
+	if catalogURL == "" {
+		fmt.Fprintf(out, "deltasync demo: the whole loop on this machine, no outside service\n\n")
+		fmt.Fprintf(out, "1. Started an in-memory Unity Catalog at %s\n", cat.url)
+	} else {
+		fmt.Fprintf(out, "deltasync demo: the whole loop on this machine, against the catalog at %s\n\n", cat.url)
+		fmt.Fprintf(out, "1. Using the Unity Catalog at %s, in a new catalog %s\n", cat.url, cat.name)
+	}
 
 	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
-	orders := catalog.TableName{Catalog: "demo", Schema: "sales", Table: "orders"}
-	customers := catalog.TableName{Catalog: "demo", Schema: "sales", Table: "customers"}
-	events := catalog.TableName{Catalog: "demo", Schema: "ops", Table: "events"}
+	orders := catalog.TableName{Catalog: cat.name, Schema: "sales", Table: "orders"}
+	customers := catalog.TableName{Catalog: cat.name, Schema: "sales", Table: "customers"}
+	events := catalog.TableName{Catalog: cat.name, Schema: "ops", Table: "events"}
 
 	ordersLog, err := writeOrders(filepath.Join(dir, "orders"), start)
 	if err != nil {
-		return d, err
+		return nil, err
 	}
 	customersLog, err := writeCustomers(filepath.Join(dir, "customers"), start)
 	if err != nil {
-		return d, err
+		return nil, err
 	}
 	for _, t := range []struct {
 		name catalog.TableName
 		dir  string
 	}{{orders, ordersLog.dir}, {customers, customersLog.dir}} {
 		if err := registerDemoTable(ctx, client, t.name, t.dir); err != nil {
-			return d, err
+			return nil, err
 		}
 	}
 	if err := createManagedDemoTable(ctx, client, events, start); err != nil {
-		return d, err
+		return nil, err
 	}
 	fmt.Fprintf(out, "2. Wrote three Delta tables under %s and registered them:\n", dir)
 	fmt.Fprintf(out, "     %s, %s (EXTERNAL, mode sync) and %s (MANAGED, watch-only)\n", orders, customers, events)
 
 	// Writers move on; someone edits the managed table's record by hand.
 	if err := evolveOrders(ordersLog); err != nil {
-		return d, err
+		return nil, err
 	}
 	if err := evolveCustomers(customersLog); err != nil {
-		return d, err
+		return nil, err
 	}
-	if err := srv.MutateTable(events.String(), func(t *uctest.Table) {
-		t.Properties["owner.team"] = "edited-in-the-catalog"
-	}); err != nil {
-		return d, err
+	if err := editCatalogRecord(ctx, client, events, "owner.team", "edited-in-the-catalog"); err != nil {
+		return nil, err
 	}
 	fmt.Fprintln(out, "3. The tables moved on the way real writers move them:")
 	fmt.Fprintln(out, "     orders: a writer added the column `discount` (schema evolution)")
 	fmt.Fprintln(out, "     customers: a writer changed delta.logRetentionDuration and the description")
 	fmt.Fprintln(out, "     events: someone edited the catalog record by hand (managed: deltasync only flags)")
-	d.orders, d.customers = ordersLog, customersLog
-	return d, nil
+	return &demoEnv{cat: cat, dir: dir, orders: ordersLog, customers: customersLog}, nil
 }
 
 // demoCycle runs one plan (dryRun) or once cycle with the commands' wiring

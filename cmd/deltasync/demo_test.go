@@ -3,20 +3,80 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/deltasync/deltasync/catalog"
 )
 
 // TestDemo runs the README's first command in-process: it must finish with
 // exit 0, sync the two external tables, flag the managed one, and leave the
 // external tables in sync on the second plan.
 func TestDemo(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"demo"}, nil, &stdout, &stderr)
-	out := stdout.String()
-	if code != 0 {
-		t.Fatalf("demo exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr.String())
+	out := runDemo(t, "demo")
+	checkDemoStory(t, out, "demo")
+	if !strings.Contains(out, "deltasync plan --catalog-url") {
+		t.Errorf("demo output lacks the next command:\n%s", out)
 	}
+}
+
+// TestDemoAgainstRealServer tells the demo's story against the real Unity
+// Catalog server (DELTASYNC_UC_URL): the same tables, the same drift (the
+// managed record edited through the server's Delta API), the same plan, sync
+// and second plan. The demo's catalog is gone afterwards.
+func TestDemoAgainstRealServer(t *testing.T) {
+	url := realServerURL(t)
+	out := runDemo(t, "demo", "--catalog-url", url)
+	m := regexp.MustCompile(`in a new catalog (deltasync_demo_[0-9a-f]{8})\n`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("demo output does not name its catalog:\n%s", out)
+	}
+	checkDemoStory(t, out, m[1])
+	client, err := catalog.New(url, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cats, err := client.ListCatalogs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cats {
+		if c.Name == m[1] {
+			t.Errorf("the demo left its catalog %s behind", m[1])
+		}
+	}
+}
+
+// realServerURL is DELTASYNC_UC_URL; without it the test skips, or fails
+// when DELTASYNC_REQUIRE_UC=1 (CI).
+func realServerURL(t *testing.T) string {
+	t.Helper()
+	url := os.Getenv("DELTASYNC_UC_URL")
+	if url == "" {
+		if os.Getenv("DELTASYNC_REQUIRE_UC") == "1" {
+			t.Fatal("DELTASYNC_UC_URL is not set but DELTASYNC_REQUIRE_UC=1 (see .ci/setup-uc.sh)")
+		}
+		t.Skip("DELTASYNC_UC_URL not set: no real Unity Catalog server (`make uc-up` starts one)")
+	}
+	return url
+}
+
+func runDemo(t *testing.T, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, nil, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+// checkDemoStory asserts the plan, sync, metrics and second plan of a demo
+// whose tables live in catalog cat.
+func checkDemoStory(t *testing.T, out, cat string) {
+	t.Helper()
 	sections := strings.Split(out, "\n7. ")
 	if len(sections) != 2 {
 		t.Fatalf("demo output lacks the second plan:\n%s", out)
@@ -26,15 +86,14 @@ func TestDemo(t *testing.T) {
 		"3 tables: 0 unchanged, 2 would update, 1 flagged, 0 failed",
 		"delta.logRetentionDuration",
 		"3 tables: 0 unchanged, 2 synced, 1 flagged, 0 failed",
-		`deltasync_table_info{mode="warn",sync_status="OutOfSync",table="demo.ops.events",table_type="MANAGED"} 1`,
-		"deltasync plan --catalog-url",
+		`deltasync_table_info{mode="warn",sync_status="OutOfSync",table="` + cat + `.ops.events",table_type="MANAGED"} 1`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
 	}
 	// After the sync only the managed table still drifts.
-	for _, gone := range []string{`table="demo.sales.customers"} 1`, `table="demo.sales.orders"} 1`} {
+	for _, gone := range []string{`table="` + cat + `.sales.customers"} 1`, `table="` + cat + `.sales.orders"} 1`} {
 		for _, line := range strings.Split(out, "\n") {
 			if strings.Contains(line, "deltasync_table_drift") && strings.Contains(line, gone) {
 				t.Errorf("synced table still reports drift: %s", line)
@@ -43,9 +102,9 @@ func TestDemo(t *testing.T) {
 	}
 	again := sections[1]
 	for _, want := range []string{
-		"demo.sales.customers (EXTERNAL, sync): in sync [Synced]",
-		"demo.sales.orders (EXTERNAL, sync): in sync [Synced]",
-		"demo.ops.events (MANAGED, warn): flagged [OutOfSync]",
+		cat + ".sales.customers (EXTERNAL, sync): in sync [Synced]",
+		cat + ".sales.orders (EXTERNAL, sync): in sync [Synced]",
+		cat + ".ops.events (MANAGED, warn): flagged [OutOfSync]",
 		"3 tables: 2 unchanged, 0 would update, 1 flagged, 0 failed",
 	} {
 		if !strings.Contains(again, want) {

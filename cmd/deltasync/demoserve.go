@@ -18,24 +18,22 @@ import (
 // them. It prints the exact run command (with a config file it writes next
 // to the tables), keeps a writer changing a table every driftEvery so the
 // daemon has drift to fix live, and cleans up when ctx ends (Ctrl-C).
-func (c *cli) demoServe(ctx context.Context, dir string, driftEvery time.Duration) error {
+func (c *cli) demoServe(ctx context.Context, dir, catalogURL string, keep bool, driftEvery time.Duration) error {
 	if driftEvery <= 0 {
 		return fmt.Errorf("--drift-every %s: must be positive", driftEvery)
 	}
 	out := c.stdout
-	d, err := c.demoSetup(ctx, dir)
-	if d != nil {
-		defer d.srv.Close()
-	}
+	d, err := c.demoSetup(ctx, dir, catalogURL, keep)
 	if err != nil {
 		return err
 	}
+	defer d.cat.close()
 	listen, err := freeLoopbackAddr()
 	if err != nil {
 		return err
 	}
 	cfgPath := filepath.Join(dir, "deltasync.yaml")
-	if err := writeDemoRunConfig(cfgPath, d.srv.URL(), listen); err != nil {
+	if err := writeDemoRunConfig(cfgPath, d.cat.url, d.cat.name, listen); err != nil {
 		return err
 	}
 	cfg := defaultConfig()
@@ -83,7 +81,7 @@ func (d *demoEnv) drift(n int) (string, error) {
 		if err := d.customers.changeMetadata("SET TBLPROPERTIES", meta); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("a writer changed demo.sales.customers' description (log version %d)", d.customers.version), nil
+		return fmt.Sprintf("a writer changed %s.sales.customers' description (log version %d)", d.cat.name, d.customers.version), nil
 	}
 	meta := d.orders.meta
 	conf := map[string]string{}
@@ -95,18 +93,18 @@ func (d *demoEnv) drift(n int) (string, error) {
 	if err := d.orders.changeMetadata("SET TBLPROPERTIES", meta); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("a writer set demo.batch=%d on demo.sales.orders (log version %d)", n, d.orders.version), nil
+	return fmt.Sprintf("a writer set demo.batch=%d on %s.sales.orders (log version %d)", n, d.cat.name, d.orders.version), nil
 }
 
 // writeDemoRunConfig writes the config deltasync run uses against the demo:
 // the sales tables in sync mode, the managed ops table watch-only, a short
 // schedule and human-readable logs.
-func writeDemoRunConfig(path, catalogURL, listen string) error {
+func writeDemoRunConfig(path, catalogURL, catalogName, listen string) error {
 	doc := map[string]any{
 		"catalog": map[string]any{"url": catalogURL},
 		"tables": []map[string]any{
-			{"include": []string{"demo.sales.*"}, "mode": "sync"},
-			{"include": []string{"demo.ops.*"}, "mode": "warn"},
+			{"include": []string{catalogName + ".sales.*"}, "mode": "sync"},
+			{"include": []string{catalogName + ".ops.*"}, "mode": "warn"},
 		},
 		"schedule": "@every 10s",
 		"jitter":   "1s",

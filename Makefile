@@ -6,7 +6,13 @@
 GO ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
+# The tests read the API definitions and real Delta logs of ../shared (the
+# sibling checkout beside this repository); without it they cannot run.
+SHARED ?= ../shared
+
 test:
+	@test -d "$(SHARED)/spec" -a -d "$(SHARED)/testdata/delta-logs" || { \
+		echo "make test: $(SHARED)/spec and $(SHARED)/testdata/delta-logs are missing: check out the shared test data beside this repository, at $$(cd .. && pwd)/shared."; exit 1; }
 	bash .ci/test.sh
 
 unit:
@@ -15,8 +21,13 @@ unit:
 demo:
 	$(GO) run ./cmd/deltasync demo
 
+# build compiles with the same flags as `go run ./cmd/deltasync` and
+# `go test`, so it reuses their build cache: -ldflags only changes the
+# link step. (-trimpath or CGO_ENABLED=0 here would recompile every package.
+# The static, -trimpath release build is deploy/Dockerfile's.)
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/deltasync ./cmd/deltasync
+	$(GO) build -ldflags "-s -w -X main.version=$(VERSION)" -o bin/deltasync ./cmd/deltasync
+	@echo "built bin/deltasync"
 
 vet:
 	$(GO) vet ./...

@@ -7,7 +7,8 @@
 # dir, waits until it answers, and prints ONLY `export NAME=value` lines on
 # stdout (.ci/test.sh evals them); logs go to stderr and to
 # $DELTASYNC_CACHE/azurite.log. `stop` ends the process it started (pid in
-# $DELTASYNC_CACHE/azurite.pid) and removes its data dir.
+# $DELTASYNC_CACHE/azurite.pid; SIGTERM, then SIGKILL after 15 s) and returns
+# only once it is gone, then removes its data dir.
 set -euo pipefail
 
 log() { echo "setup-azurite: $*" >&2; }
@@ -86,7 +87,20 @@ stop() {
 		if kill -0 "$pid" 2>/dev/null; then
 			log "stopping azurite (pid $pid)"
 			kill "$pid" 2>/dev/null || true
-			for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+			# Stop means stopped: wait up to AZURITE_STOP_GRACE (15) s for
+			# SIGTERM, then SIGKILL and wait again; the pid file goes only once
+			# the process is gone.
+			local grace="${AZURITE_STOP_GRACE:-15}"
+			for _ in $(seq 1 $((grace * 10))); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+			if kill -0 "$pid" 2>/dev/null; then
+				log "azurite (pid $pid) ignored SIGTERM for ${grace}s; sending SIGKILL"
+				kill -KILL "$pid" 2>/dev/null || true
+				for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+			fi
+			if kill -0 "$pid" 2>/dev/null; then
+				log "azurite (pid $pid) is still running after SIGKILL; leaving $PIDFILE in place"
+				exit 1
+			fi
 		fi
 		rm -f "$PIDFILE"
 	fi

@@ -36,7 +36,8 @@ type LogError struct {
 	Err     error
 }
 
-// Error formats the error as "deltalog: op table: file:line (version v): reason".
+// Error formats the error as "deltalog: op table: file:line (version v):
+// reason", leaving out the parts that are not set (never an empty ": ").
 func (e *LogError) Error() string {
 	var b strings.Builder
 	b.WriteString("deltalog: ")
@@ -45,16 +46,22 @@ func (e *LogError) Error() string {
 		b.WriteString(" ")
 		b.WriteString(e.Table)
 	}
-	b.WriteString(":")
+	var where strings.Builder
 	if e.File != "" {
-		b.WriteString(" ")
-		b.WriteString(e.File)
+		where.WriteString(e.File)
 		if e.Line > 0 {
-			fmt.Fprintf(&b, ":%d", e.Line)
+			fmt.Fprintf(&where, ":%d", e.Line)
 		}
 	}
 	if e.Version >= 0 {
-		fmt.Fprintf(&b, " (version %d)", e.Version)
+		if where.Len() > 0 {
+			where.WriteString(" ")
+		}
+		fmt.Fprintf(&where, "(version %d)", e.Version)
+	}
+	if where.Len() > 0 {
+		b.WriteString(": ")
+		b.WriteString(where.String())
 	}
 	if e.Err != nil {
 		b.WriteString(": ")
@@ -75,4 +82,12 @@ func reason(sentinel error, format string, args ...any) error {
 // the caller completes Op and Table.
 func fileErr(version int64, file string, line int, err error) *LogError {
 	return &LogError{Version: version, File: file, Line: line, Err: err}
+}
+
+// baseName is the last element of a slash-separated key.
+func baseName(key string) string {
+	if i := strings.LastIndexByte(key, '/'); i >= 0 {
+		return key[i+1:]
+	}
+	return key
 }

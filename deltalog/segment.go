@@ -119,6 +119,10 @@ func (s *segment) chain(commits map[int64]logPath, compactions []logPath) *LogEr
 		}
 		c, ok := commits[v]
 		if !ok {
+			if s.cpVersion < 0 {
+				return &LogError{Version: v, File: commitKey(v), Err: reason(ErrVersionGap,
+					"commit %d is missing: the log has no checkpoint, so every commit from 0 to the latest version %d is needed", v, s.version)}
+			}
 			return &LogError{Version: v, File: commitKey(v), Err: reason(ErrVersionGap,
 				"commit %d is missing between checkpoint %d and latest version %d", v, s.cpVersion, s.version)}
 		}

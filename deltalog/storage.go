@@ -56,7 +56,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Table, error) {
 	o := applyOptions(opts)
 	b, name, err := openBucket(ctx, rawURL, o.creds)
 	if err != nil {
-		return nil, &LogError{Op: "open", Table: redactURL(rawURL), Version: -1, Err: err}
+		return nil, &LogError{Op: "open", Table: redactURL(rawURL), Version: -1, Err: classifyStoreError(err)}
 	}
 	t := NewTable(b, name, opts...)
 	t.ownsBucket = true

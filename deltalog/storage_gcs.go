@@ -5,6 +5,7 @@ package deltalog
 import (
 	"context"
 	"net/url"
+	"os"
 
 	"cloud.google.com/go/storage"
 	"gocloud.dev/blob"
@@ -22,6 +23,14 @@ const gcsEnabled = true
 // the driver either way.
 func openGCS(ctx context.Context, u *url.URL, c Credentials) (*blob.Bucket, error) {
 	if c.GCSOAuthToken == "" {
+		// Without default credentials the gocloud opener prints a warning
+		// to stdout (breaking -o json) and goes on with an empty key whose
+		// requests fail with a misleading parse error: say so up front.
+		if os.Getenv("STORAGE_EMULATOR_HOST") == "" && os.Getenv("STORAGE_EMULATOR_HOST_GRPC") == "" {
+			if _, err := gcp.DefaultCredentials(ctx); err != nil {
+				return nil, classifyStoreError(err)
+			}
+		}
 		bucketURL := &url.URL{Scheme: u.Scheme, Host: u.Host, RawQuery: u.RawQuery}
 		return blob.OpenBucket(ctx, bucketURL.String())
 	}

@@ -9,8 +9,10 @@ import (
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/logging"
 	gcaws "gocloud.dev/aws"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/s3blob"
@@ -19,14 +21,14 @@ import (
 // s3Enabled reports whether this build includes the s3:// driver.
 const s3Enabled = true
 
-// openS3 opens the bucket of an s3:// URL. Without vended credentials the
-// gocloud URL opener (ambient AWS credentials) is used; with them the client
-// is built here from the same URL parameters plus static credentials.
+// openS3 opens the bucket of an s3:// URL, with the URL parameters the
+// gocloud opener takes. Without vended credentials the process's ambient
+// AWS credentials apply; with them the client signs with those. The SDK's
+// own log lines (for example "WARN falling back to IMDSv1") are silenced:
+// written straight to stderr they broke its one log format, and what they
+// warn of reaches the caller as the request's error.
 func openS3(ctx context.Context, u *url.URL, c Credentials) (*blob.Bucket, error) {
-	bucketURL := &url.URL{Scheme: u.Scheme, Host: u.Host, RawQuery: u.RawQuery}
-	if c.S3AccessKeyID == "" && c.S3SecretAccessKey == "" {
-		return (&s3blob.URLOpener{}).OpenBucketURL(ctx, bucketURL)
-	}
+	vended := c.S3AccessKeyID != "" || c.S3SecretAccessKey != ""
 	q := u.Query()
 	var clientOpts []func(*s3.Options)
 	for _, key := range []string{"use_path_style", "s3ForcePathStyle", "disable_https", "accelerate"} {
@@ -49,16 +51,36 @@ func openS3(ctx context.Context, u *url.URL, c Credentials) (*blob.Bucket, error
 		}
 	}
 	for _, key := range []string{"ssetype", "kmskeyid", "anonymous", "profile", "role"} {
-		if q.Has(key) {
+		if vended && q.Has(key) {
 			return nil, fmt.Errorf("s3 URL parameter %q cannot be combined with vended credentials", key)
 		}
 	}
+	// Server-side encryption applies to writes only; deltasync only reads.
+	q.Del("ssetype")
+	q.Del("kmskeyid")
 	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Credentials = aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(
-		c.S3AccessKeyID, c.S3SecretAccessKey, c.S3SessionToken))
+	cfg.Logger = logging.Nop{}
+	switch {
+	case vended:
+		cfg.Credentials = aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(
+			c.S3AccessKeyID, c.S3SecretAccessKey, c.S3SessionToken))
+	case !q.Has("anonymous") && !q.Has("role"):
+		// The ambient chain gocloud built logs to stderr; resolve the same
+		// chain (environment, shared files and profile, web identity,
+		// container and instance roles) with the SDK's logging off.
+		opts := []func(*config.LoadOptions) error{config.WithLogger(logging.Nop{}), config.WithRegion(cfg.Region)}
+		if p := q.Get("profile"); p != "" {
+			opts = append(opts, config.WithSharedConfigProfile(p))
+		}
+		quiet, err := config.LoadDefaultConfig(ctx, opts...)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Credentials = quiet.Credentials
+	}
 	client := s3.NewFromConfig(cfg, clientOpts...)
 	return s3blob.OpenBucket(ctx, client, u.Host, &s3blob.Options{
 		RequestChecksumCalculation: cfg.RequestChecksumCalculation,

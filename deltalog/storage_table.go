@@ -22,12 +22,13 @@ func (t *Table) get(ctx context.Context, key string, buf []byte) ([]byte, error)
 	start := time.Now()
 	data, err := readFileInto(ctx, t.bucket, key, buf)
 	t.opts.observe("get", start, err)
-	return data, err
+	return data, classifyStoreError(err)
 }
 
 // listObjects is listLog over the Table's bucket, reporting each page.
 func (t *Table) listObjects(ctx context.Context, startAfter string) ([]*blob.ListObject, error) {
-	return listLogPages(ctx, t.bucket, startAfter, t.opts.observe)
+	objs, err := listLogPages(ctx, t.bucket, startAfter, t.opts.observe)
+	return objs, classifyStoreError(err)
 }
 
 // readerAt is newReaderAt over the Table's bucket; the HEAD (when size is
@@ -38,7 +39,7 @@ func (t *Table) readerAt(ctx context.Context, key string, size int64) (*rangeRea
 		attrs, err := t.bucket.Attributes(ctx, key)
 		t.opts.observe("get", start, err)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, classifyStoreError(err)
 		}
 		size = attrs.Size
 	}
@@ -46,7 +47,7 @@ func (t *Table) readerAt(ctx context.Context, key string, size int64) (*rangeRea
 	if ra != nil {
 		ra.observe = t.opts.observe
 	}
-	return ra, size, err
+	return ra, size, classifyStoreError(err)
 }
 
 // listLogPages is listLog, one ListPage call per page of 1000, calling

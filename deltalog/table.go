@@ -155,13 +155,15 @@ func (t *Table) loadSegment(ctx context.Context, seg *segment) (*Snapshot, *LogE
 // names the oldest file of the segment for errors about missing actions.
 func finish(r *replay, version int64, origin string) (*Snapshot, *LogError) {
 	if r.protocol == nil {
-		return nil, &LogError{Version: version, File: origin, Err: reason(ErrMissingProtocol, "no protocol action in the log segment")}
+		return nil, &LogError{Version: version, File: origin, Err: reason(ErrMissingProtocol,
+			"none from %s through version %d; every table's log must hold one (its reader and writer requirements)", baseName(origin), version)}
 	}
 	if err := checkReadable(r.protocol); err != nil {
 		return nil, &LogError{Version: version, File: orDefault(r.protocolFile, origin), Err: err}
 	}
 	if r.metadata == nil {
-		return nil, &LogError{Version: version, File: origin, Err: reason(ErrMissingMetadata, "no metaData action in the log segment")}
+		return nil, &LogError{Version: version, File: origin, Err: reason(ErrMissingMetadata,
+			"none from %s through version %d; every table's log must hold one (its schema and properties)", baseName(origin), version)}
 	}
 	schema, err := ParseSchema(r.metadata.SchemaString)
 	if err != nil {
@@ -206,7 +208,7 @@ func (t *Table) listFromHint(ctx context.Context) ([]logPath, int64, error) {
 func (t *Table) list(ctx context.Context, startAfter string) ([]logPath, error) {
 	objs, err := t.listObjects(ctx, startAfter)
 	if err != nil {
-		if gcerrors.Code(err) == gcerrors.NotFound {
+		if gcerrors.Code(err) == gcerrors.NotFound && !errors.Is(err, ErrBucketNotFound) {
 			return nil, nil
 		}
 		return nil, &LogError{Version: -1, File: logDir, Err: err}

@@ -32,6 +32,9 @@ type Result struct {
 	Attempts       int         `json:"attempts,omitempty"`
 	// WouldUpdate is set by a dry run for drift that a real run would sync.
 	WouldUpdate bool `json:"would_update,omitempty"`
+	// NotApplied is set when the update carrying Actions failed, so the
+	// catalog record was not changed.
+	NotApplied bool `json:"not_applied,omitempty"`
 	// Updates are the typed actions behind Actions.
 	Updates []catalog.Update `json:"-"`
 }
@@ -150,8 +153,10 @@ func (r *Reconciler) reconcile(ctx context.Context, t Target) Result {
 					l.Info("etag conflict: another writer changed the table; reloading", zap.Int("attempt", attempt))
 					continue
 				}
+				res.NotApplied = true
 				return fail(ReasonConflict, errors.New(errorf("gave up after %d etag conflicts: %v", attempt, err)))
 			}
+			res.NotApplied = true
 			return fail(ReasonCatalog, err)
 		}
 		after, err := r.loadRecord(ctx, t.Name)

@@ -40,16 +40,6 @@ func (r *Report) Count(o Outcome) int {
 	return n
 }
 
-func (r *Report) wouldUpdate() int {
-	n := 0
-	for _, res := range r.Results {
-		if res.WouldUpdate {
-			n++
-		}
-	}
-	return n
-}
-
 // Failed reports whether any table failed or the listing failed.
 func (r *Report) Failed() bool { return r.Err != nil || r.Count(OutcomeFailed) > 0 }
 
@@ -63,27 +53,57 @@ func (r *Report) Drift() bool {
 	return false
 }
 
+// SummaryCounts is a cycle's one summary: the one-line text summary and
+// the JSON report's "summary" object are both rendered from it, so they
+// always agree. In a dry run a table a sync would update counts as
+// WouldUpdate only, never also as Flagged.
+type SummaryCounts struct {
+	Tables      int `json:"tables"`
+	Unchanged   int `json:"unchanged"`
+	WouldUpdate int `json:"would_update"`
+	Synced      int `json:"synced"`
+	Flagged     int `json:"flagged"`
+	Failed      int `json:"failed"`
+	Skipped     int `json:"skipped"`
+	BackingOff  int `json:"backing_off"`
+}
+
+// Counts returns the cycle's summary counts.
+func (r *Report) Counts() SummaryCounts {
+	c := SummaryCounts{Tables: len(r.Results), Skipped: len(r.Skipped), BackingOff: len(r.Deferred)}
+	for _, res := range r.Results {
+		switch {
+		case res.WouldUpdate:
+			c.WouldUpdate++
+		case res.Outcome == OutcomeUnchanged:
+			c.Unchanged++
+		case res.Outcome == OutcomeSynced:
+			c.Synced++
+		case res.Outcome == OutcomeFlagged:
+			c.Flagged++
+		case res.Outcome == OutcomeFailed:
+			c.Failed++
+		}
+	}
+	return c
+}
+
 // Summary is the one-line summary, e.g.
-// "12 tables: 9 unchanged, 2 synced, 1 flagged, 0 failed in 1.2s".
+// "12 tables: 9 unchanged, 2 synced, 1 flagged, 0 failed in 1.2s"; a dry
+// run says "2 would update" where a sync says "2 synced".
 func (r *Report) Summary() string {
-	var s string
+	c := r.Counts()
+	middle := fmt.Sprintf("%d synced", c.Synced)
 	if r.DryRun {
-		// A plan writes nothing, so what a sync would fix is counted apart
-		// from what stays flagged: "2 would sync, 1 flagged".
-		would := r.wouldUpdate()
-		s = fmt.Sprintf("%d tables: %d unchanged, %d would sync, %d flagged, %d failed in %s",
-			len(r.Results), r.Count(OutcomeUnchanged), would, r.Count(OutcomeFlagged)-would,
-			r.Count(OutcomeFailed), r.Duration.Round(100*time.Millisecond))
-	} else {
-		s = fmt.Sprintf("%d tables: %d unchanged, %d synced, %d flagged, %d failed in %s",
-			len(r.Results), r.Count(OutcomeUnchanged), r.Count(OutcomeSynced), r.Count(OutcomeFlagged),
-			r.Count(OutcomeFailed), r.Duration.Round(100*time.Millisecond))
+		middle = fmt.Sprintf("%d would update", c.WouldUpdate)
 	}
-	if n := len(r.Skipped); n > 0 {
-		s += fmt.Sprintf(", %d skipped", n)
+	s := fmt.Sprintf("%d tables: %d unchanged, %s, %d flagged, %d failed in %s",
+		c.Tables, c.Unchanged, middle, c.Flagged, c.Failed, r.Duration.Round(100*time.Millisecond))
+	if c.Skipped > 0 {
+		s += fmt.Sprintf(", %d skipped", c.Skipped)
 	}
-	if n := len(r.Deferred); n > 0 {
-		s += fmt.Sprintf(", %d backing off", n)
+	if c.BackingOff > 0 {
+		s += fmt.Sprintf(", %d backing off", c.BackingOff)
 	}
 	if r.Err != nil {
 		s += " (listing incomplete)"
@@ -93,6 +113,11 @@ func (r *Report) Summary() string {
 	}
 	return s
 }
+
+// OutcomeWouldUpdate is the outcome the JSON report gives a table a dry
+// run found drift on that a sync would update (its Result has WouldUpdate
+// set and Outcome flagged).
+const OutcomeWouldUpdate Outcome = "would_update"
 
 // jsonReport is the stable JSON shape (format_version "1").
 type jsonReport struct {
@@ -106,21 +131,30 @@ type jsonReport struct {
 	DurationMs    int64          `json:"duration_ms"`
 }
 
-// WriteJSON writes the report as one JSON document.
+// WriteJSON writes the report as one JSON document. Its summary holds the
+// same counts as Summary: unchanged, would_update (dry run) or synced,
+// flagged, failed, plus tables, skipped and backing_off.
 func (r *Report) WriteJSON(w io.Writer) error {
-	j := jsonReport{FormatVersion: ReportFormatVersion, DryRun: r.DryRun, Tables: r.Results, Skipped: r.Skipped,
-		Deferred: r.Deferred, DurationMs: r.Duration.Milliseconds(), Summary: map[string]int{}}
+	j := jsonReport{FormatVersion: ReportFormatVersion, DryRun: r.DryRun, Tables: slices.Clone(r.Results), Skipped: r.Skipped,
+		Deferred: r.Deferred, DurationMs: r.Duration.Milliseconds()}
 	if j.Tables == nil {
 		j.Tables = []Result{}
+	}
+	for i := range j.Tables {
+		if j.Tables[i].WouldUpdate {
+			j.Tables[i].Outcome = OutcomeWouldUpdate
+		}
 	}
 	if j.Skipped == nil {
 		j.Skipped = []Skipped{}
 	}
-	for _, o := range []Outcome{OutcomeUnchanged, OutcomeSynced, OutcomeFlagged, OutcomeFailed} {
-		j.Summary[string(o)] = r.Count(o)
-	}
+	c := r.Counts()
+	j.Summary = map[string]int{"tables": c.Tables, "unchanged": c.Unchanged, "flagged": c.Flagged, "failed": c.Failed,
+		"skipped": c.Skipped, "backing_off": c.BackingOff}
 	if r.DryRun {
-		j.Summary["would_update"] = r.wouldUpdate()
+		j.Summary["would_update"] = c.WouldUpdate
+	} else {
+		j.Summary["synced"] = c.Synced
 	}
 	if r.Err != nil {
 		j.Errors = strings.Split(r.Err.Error(), "\n")
@@ -149,11 +183,14 @@ func (r *Report) WriteText(w io.Writer) error {
 			writePlan(&b, res.Plan)
 		}
 		if len(res.Actions) > 0 {
-			verb := "sent"
-			if res.WouldUpdate {
-				verb = "would send"
+			switch {
+			case res.WouldUpdate:
+				fmt.Fprintf(&b, "  would send: %s\n", strings.Join(res.Actions, ", "))
+			case res.NotApplied:
+				fmt.Fprintf(&b, "  not applied (the update failed, see reason): %s\n", strings.Join(res.Actions, ", "))
+			default:
+				fmt.Fprintf(&b, "  sent: %s\n", strings.Join(res.Actions, ", "))
 			}
-			fmt.Fprintf(&b, "  %s: %s\n", verb, strings.Join(res.Actions, ", "))
 		}
 	}
 	for _, s := range r.Skipped {

@@ -66,7 +66,7 @@ func TestReportGolden(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", golden, diff)
 		}
 	}
-	if got, want := rep.Summary(), "4 tables: 1 unchanged, 1 would sync, 1 flagged, 1 failed in 1.2s, 1 skipped, 1 backing off (listing incomplete)"; got != want {
+	if got, want := rep.Summary(), "4 tables: 1 unchanged, 1 would update, 1 flagged, 1 failed in 1.2s, 1 skipped, 1 backing off (listing incomplete)"; got != want {
 		t.Errorf("Summary = %q\nwant      %q", got, want)
 	}
 	if !rep.Failed() || !rep.Drift() {

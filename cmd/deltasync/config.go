@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -118,41 +117,11 @@ func defaultConfig() config {
 	}
 }
 
-// parseConfigFile decodes YAML strictly (unknown keys are errors). ${VAR}
-// in string values (not comments) is replaced from env; "$$" is a "$".
+// parseConfigFile decodes YAML strictly (unknown keys are errors, each
+// named by its full path). ${VAR} in string values (not comments) is
+// replaced from env; "$$" is a "$". See decodeConfigYAML.
 func parseConfigFile(data []byte, env map[string]string, into *config) error {
-	js, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	var doc any
-	if err := json.Unmarshal(js, &doc); err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	var missing []string
-	doc = expandStrings(doc, func(name string) string {
-		if name == "$" {
-			return "$"
-		}
-		v, ok := env[name]
-		if !ok {
-			missing = append(missing, name)
-		}
-		return v
-	})
-	var errs []error
-	if len(missing) > 0 {
-		errs = append(errs, fmt.Errorf("config refers to unset environment variables: %s", strings.Join(missing, ", ")))
-	}
-	if js, err = json.Marshal(doc); err == nil {
-		dec := json.NewDecoder(bytes.NewReader(js))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(into)
-	}
-	if err != nil {
-		errs = append(errs, fmt.Errorf("config: %w", err))
-	}
-	return errors.Join(errs...)
+	return decodeConfigYAML(data, env, into)
 }
 
 // expandStrings applies os.Expand to every string in a decoded document.

@@ -129,7 +129,7 @@ func TestConfigUnknownKeyAndUnsetVar(t *testing.T) {
 	dir := t.TempDir()
 	cfgPath := writeFile(t, dir, "c.yaml", "catalog:\n  url: ${NOPE}\n  tokenfile: x\n")
 	code, _, errOut := runCLI(t, nil, "check-config", "--config", cfgPath)
-	if code != 1 || !strings.Contains(errOut, "NOPE") || !strings.Contains(errOut, `unknown field "tokenfile"`) {
+	if code != 1 || !strings.Contains(errOut, "NOPE") || !strings.Contains(errOut, `catalog.tokenfile: unknown key (did you mean catalog.token_file?)`) {
 		t.Errorf("exit %d, stderr:\n%s", code, errOut)
 	}
 }

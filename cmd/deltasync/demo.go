@@ -27,12 +27,18 @@ func init() { register(newDemoCommand) }
 // the result and the drift metrics — through the same code path as plan and
 // once.
 func newDemoCommand(c *cli) *cobra.Command {
-	var keep bool
+	var keep, serve bool
 	var catalogURL string
+	var driftEvery time.Duration
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the whole loop on this machine: in-memory catalog, sample tables, drift, plan, sync",
-		Args:  cobra.NoArgs,
+		Long: "demo starts an in-memory Unity Catalog on 127.0.0.1 (or uses --catalog-url), writes sample Delta\n" +
+			"tables to a temporary directory, makes them drift, then plans, syncs and plans again.\n\n" +
+			"With --serve it stops after the plan and keeps the catalog and tables up instead, prints the\n" +
+			"deltasync run command that points at them, and keeps making drift (every --drift-every) for\n" +
+			"that daemon to fix live; Ctrl-C stops the catalog and removes the tables.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir, err := os.MkdirTemp("", "deltasync-demo-")
 			if err != nil {
@@ -41,11 +47,16 @@ func newDemoCommand(c *cli) *cobra.Command {
 			if !keep {
 				defer os.RemoveAll(dir)
 			}
+			if serve {
+				return c.demoServe(cmd.Context(), dir, catalogURL, keep, driftEvery)
+			}
 			return c.demo(cmd.Context(), dir, catalogURL, keep)
 		},
 	}
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the sample tables' directory (and, with --catalog-url, the demo catalog) afterwards")
 	cmd.Flags().StringVar(&catalogURL, "catalog-url", "", "run the story against this Unity Catalog instead of an in-memory one (it creates, and afterwards deletes, a catalog named deltasync_demo_<random>)")
+	cmd.Flags().BoolVar(&serve, "serve", false, "keep the demo catalog and tables running for deltasync run (Ctrl-C cleans up)")
+	cmd.Flags().DurationVar(&driftEvery, "drift-every", 20*time.Second, "with --serve: how often a writer changes a table again")
 	return cmd
 }
 
@@ -55,70 +66,34 @@ type demoTableSpec struct {
 	managed bool
 }
 
+// demoEnv is the demo's catalog and sample tables after the writers
+// moved on: the state plan and sync start from.
+type demoEnv struct {
+	cat       *demoCatalog
+	dir       string
+	orders    *demoLog
+	customers *demoLog
+}
+
+// rules are the demo's table rules: the sales tables in sync mode, the
+// managed ops table watch-only.
+func (d *demoEnv) rules() []tableRule {
+	return []tableRule{
+		{Include: []string{d.cat.name + ".sales.*"}, Mode: "sync"},
+		{Include: []string{d.cat.name + ".ops.*"}, Mode: "warn"},
+	}
+}
+
 func (c *cli) demo(ctx context.Context, dir, catalogURL string, keep bool) error {
 	out := c.stdout
-	cat, err := openDemoCatalog(ctx, dir, catalogURL, keep)
+	d, err := c.demoSetup(ctx, dir, catalogURL, keep)
 	if err != nil {
 		return err
 	}
-	defer cat.close()
-	client := cat.client
-	if catalogURL == "" {
-		fmt.Fprintf(out, "deltasync demo: the whole loop on this machine, no outside service\n\n")
-		fmt.Fprintf(out, "1. Started an in-memory Unity Catalog at %s\n", cat.url)
-	} else {
-		fmt.Fprintf(out, "deltasync demo: the whole loop on this machine, against the catalog at %s\n\n", cat.url)
-		fmt.Fprintf(out, "1. Using the Unity Catalog at %s, in a new catalog %s\n", cat.url, cat.name)
-	}
-
-	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
-	orders := catalog.TableName{Catalog: cat.name, Schema: "sales", Table: "orders"}
-	customers := catalog.TableName{Catalog: cat.name, Schema: "sales", Table: "customers"}
-	events := catalog.TableName{Catalog: cat.name, Schema: "ops", Table: "events"}
-
-	ordersLog, err := writeOrders(filepath.Join(dir, "orders"), start)
-	if err != nil {
-		return err
-	}
-	customersLog, err := writeCustomers(filepath.Join(dir, "customers"), start)
-	if err != nil {
-		return err
-	}
-	for _, t := range []struct {
-		name catalog.TableName
-		dir  string
-	}{{orders, ordersLog.dir}, {customers, customersLog.dir}} {
-		if err := registerDemoTable(ctx, client, t.name, t.dir); err != nil {
-			return err
-		}
-	}
-	if err := createManagedDemoTable(ctx, client, events, start); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "2. Wrote three Delta tables under %s and registered them:\n", dir)
-	fmt.Fprintf(out, "     %s, %s (EXTERNAL, mode sync) and %s (MANAGED, watch-only)\n", orders, customers, events)
-
-	// Writers move on; someone edits the managed table's record by hand.
-	if err := evolveOrders(ordersLog); err != nil {
-		return err
-	}
-	if err := evolveCustomers(customersLog); err != nil {
-		return err
-	}
-	if err := editCatalogRecord(ctx, client, events, "owner.team", "edited-in-the-catalog"); err != nil {
-		return err
-	}
-	fmt.Fprintln(out, "3. The tables moved on the way real writers move them:")
-	fmt.Fprintln(out, "     orders: a writer added the column `discount` (schema evolution)")
-	fmt.Fprintln(out, "     customers: a writer changed delta.logRetentionDuration and the description")
-	fmt.Fprintln(out, "     events: someone edited the catalog record by hand (managed: deltasync only flags)")
-
+	defer d.cat.close()
 	cfg := defaultConfig()
-	cfg.Catalog.URL = cat.url
-	cfg.Tables = []tableRule{
-		{Include: []string{cat.name + ".sales.*"}, Mode: "sync"},
-		{Include: []string{cat.name + ".ops.*"}, Mode: "warn"},
-	}
+	cfg.Catalog.URL = d.cat.url
+	cfg.Tables = d.rules()
 	cfg.Log.Level = "error"
 	quiet := &cli{ctx: ctx, stdout: out, stderr: io.Discard, env: c.env}
 
@@ -139,9 +114,77 @@ func (c *cli) demo(ctx context.Context, dir, catalogURL string, keep bool) error
 	if _, err := quiet.demoCycle(ctx, cfg, true); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "\nNext: point deltasync at your own catalog (it only reads until you run once or run):")
+	fmt.Fprintln(out, "\nNext: run the daemon against this demo with `deltasync demo --serve` (status page, /metrics, drift fixed live),")
+	fmt.Fprintln(out, "or point deltasync at your own catalog (it only reads until you run once or run):")
 	fmt.Fprintln(out, "  deltasync plan --catalog-url https://HOST/api/2.1/unity-catalog --token-file ~/.uc-token --include 'main.*.*'")
 	return nil
+}
+
+// demoSetup opens the demo catalog, writes and registers the sample tables
+// and makes them drift (steps 1 to 3). On success the caller closes
+// d.cat; on error it is already closed.
+func (c *cli) demoSetup(ctx context.Context, dir, catalogURL string, keep bool) (d *demoEnv, err error) {
+	out := c.stdout
+	cat, err := openDemoCatalog(ctx, dir, catalogURL, keep)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			cat.close()
+		}
+	}()
+	client := cat.client
+	if catalogURL == "" {
+		fmt.Fprintf(out, "deltasync demo: the whole loop on this machine, no outside service\n\n")
+		fmt.Fprintf(out, "1. Started an in-memory Unity Catalog at %s\n", cat.url)
+	} else {
+		fmt.Fprintf(out, "deltasync demo: the whole loop on this machine, against the catalog at %s\n\n", cat.url)
+		fmt.Fprintf(out, "1. Using the Unity Catalog at %s, in a new catalog %s\n", cat.url, cat.name)
+	}
+
+	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	orders := catalog.TableName{Catalog: cat.name, Schema: "sales", Table: "orders"}
+	customers := catalog.TableName{Catalog: cat.name, Schema: "sales", Table: "customers"}
+	events := catalog.TableName{Catalog: cat.name, Schema: "ops", Table: "events"}
+
+	ordersLog, err := writeOrders(filepath.Join(dir, "orders"), start)
+	if err != nil {
+		return nil, err
+	}
+	customersLog, err := writeCustomers(filepath.Join(dir, "customers"), start)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range []struct {
+		name catalog.TableName
+		dir  string
+	}{{orders, ordersLog.dir}, {customers, customersLog.dir}} {
+		if err := registerDemoTable(ctx, client, t.name, t.dir); err != nil {
+			return nil, err
+		}
+	}
+	if err := createManagedDemoTable(ctx, client, events, start); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "2. Wrote three Delta tables under %s and registered them:\n", dir)
+	fmt.Fprintf(out, "     %s, %s (EXTERNAL, mode sync) and %s (MANAGED, watch-only)\n", orders, customers, events)
+
+	// Writers move on; someone edits the managed table's record by hand.
+	if err := evolveOrders(ordersLog); err != nil {
+		return nil, err
+	}
+	if err := evolveCustomers(customersLog); err != nil {
+		return nil, err
+	}
+	if err := editCatalogRecord(ctx, client, events, "owner.team", "edited-in-the-catalog"); err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(out, "3. The tables moved on the way real writers move them:")
+	fmt.Fprintln(out, "     orders: a writer added the column `discount` (schema evolution)")
+	fmt.Fprintln(out, "     customers: a writer changed delta.logRetentionDuration and the description")
+	fmt.Fprintln(out, "     events: someone edited the catalog record by hand (managed: deltasync only flags)")
+	return &demoEnv{cat: cat, dir: dir, orders: ordersLog, customers: customersLog}, nil
 }
 
 // demoCycle runs one plan (dryRun) or once cycle with the commands' wiring

@@ -83,7 +83,7 @@ func checkDemoStory(t *testing.T, out, cat string) {
 	}
 	for _, want := range []string{
 		"schema: add column \"discount\"",
-		"3 tables: 0 unchanged, 2 would sync, 1 flagged, 0 failed",
+		"3 tables: 0 unchanged, 2 would update, 1 flagged, 0 failed",
 		"delta.logRetentionDuration",
 		"3 tables: 0 unchanged, 2 synced, 1 flagged, 0 failed",
 		`deltasync_table_info{mode="warn",sync_status="OutOfSync",table="` + cat + `.ops.events",table_type="MANAGED"} 1`,
@@ -105,7 +105,7 @@ func checkDemoStory(t *testing.T, out, cat string) {
 		cat + ".sales.customers (EXTERNAL, sync): in sync [Synced]",
 		cat + ".sales.orders (EXTERNAL, sync): in sync [Synced]",
 		cat + ".ops.events (MANAGED, warn): flagged [OutOfSync]",
-		"3 tables: 2 unchanged, 0 would sync, 1 flagged, 0 failed",
+		"3 tables: 2 unchanged, 0 would update, 1 flagged, 0 failed",
 	} {
 		if !strings.Contains(again, want) {
 			t.Errorf("second plan lacks %q:\n%s", want, again)

@@ -70,11 +70,17 @@ func (l *demoLog) commit(operation string, actions ...map[string]any) error {
 		}
 		buf = append(append(buf, line...), '\n')
 	}
+	// Write aside and rename, as writers publish a commit: a daemon reading
+	// the log meanwhile (demo --serve) never sees half a commit.
 	name := filepath.Join(l.dir, "_delta_log", fmt.Sprintf("%020d.json", l.version))
-	if err := os.WriteFile(name, buf, 0o644); err != nil {
+	tmp := filepath.Join(l.dir, "_delta_log", fmt.Sprintf(".%020d.json.tmp", l.version))
+	if err := os.WriteFile(tmp, buf, 0o644); err != nil {
 		return err
 	}
-	return os.Chtimes(name, l.clock, l.clock)
+	if err := os.Chtimes(tmp, l.clock, l.clock); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
 }
 
 // create writes version 0 with the protocol and metadata; format,

@@ -29,16 +29,16 @@ func newInspectCmd(c *cli) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
-				return &exitError{code: 2, err: fmt.Errorf("inspect: -o must be text or json, not %q", output)}
+				return fmt.Errorf("inspect: -o %q: want text or json", output)
 			}
 			tbl, err := deltalog.Open(c.ctx, args[0])
 			if err != nil {
-				return err
+				return withTableRootHint(args[0], err)
 			}
 			defer tbl.Close()
 			snap, err := tbl.Load(c.ctx, deltalog.LoadOptions{})
 			if err != nil {
-				return err
+				return withTableRootHint(args[0], err)
 			}
 			if output == "json" {
 				out, err := json.MarshalIndent(snap, "", "  ")

@@ -49,7 +49,7 @@ func TestInspect(t *testing.T) {
 		{name: "refused feature", args: []string{"-o", "json", filepath.Join(inspectCorpus, "err-table_d-catalogOwned")}, code: 1,
 			stderr: []string{`unsupported reader feature "catalogOwned"`}},
 		{name: "not a table", args: []string{t.TempDir()}, code: 1, stderr: []string{"not a Delta table"}},
-		{name: "bad format", args: []string{"-o", "yaml", "x"}, code: 2, stderr: []string{"-o must be text or json"}},
+		{name: "bad format", args: []string{"-o", "yaml", "x"}, code: 1, stderr: []string{`-o "yaml": want text or json`}},
 		{name: "no argument", args: nil, code: 1, stderr: []string{"accepts 1 arg"}},
 	}
 	for _, tt := range tests {

@@ -55,15 +55,23 @@ func (c *cli) cycleCommand(cmd *cobra.Command, dryRun bool) *cobra.Command {
 		if f.output != "json" {
 			c.summary(rep)
 		}
+		unmatched := unmatchedRules(cfg, rep, cmd.Flags().Changed("include"), f.configFile)
+		c.reportUnmatched(unmatched, f.allowEmpty)
 		switch {
 		case rep.Failed():
+			return &exitError{code: 1}
+		case len(unmatched) > 0 && !f.allowEmpty:
 			return &exitError{code: 1}
 		case rep.Drift():
 			return &exitError{code: 2}
 		}
 		return nil
 	}
-	addSyncFlags(cmd, &f)
+	if dryRun {
+		addSyncFlags(cmd, &f, "output", "allow-empty")
+	} else {
+		addSyncFlags(cmd, &f, "output", "allow-empty", "heartbeat-url", "pushgateway-url")
+	}
 	return cmd
 }
 

@@ -44,7 +44,7 @@ func newRunCommand(c *cli) *cobra.Command {
 			return a.serve(cmd.Context(), nil)
 		},
 	}
-	addSyncFlags(cmd, &f)
+	addSyncFlags(cmd, &f, "listen", "schedule", "http-token-file", "heartbeat-url")
 	return cmd
 }
 
@@ -99,6 +99,9 @@ func (a *app) serve(ctx context.Context, ready chan<- net.Addr) error {
 
 	loopErr := sync.Loop(ctx, sched, time.Duration(a.cfg.Jitter), func(ctx context.Context) {
 		rep := a.rec.Sync(ctx)
+		if unmatched := unmatchedRules(a.cfg, rep, false, ""); len(unmatched) > 0 {
+			a.log.Warn("a table rule selected no table: check the catalog, schema and table names", zap.Strings("rules", unmatched))
+		}
 		if !rep.Failed() && !rep.Interrupted && a.cfg.HeartbeatURL != "" {
 			if err := pingHeartbeat(ctx, a.cfg.HeartbeatURL); err != nil {
 				a.log.Warn("heartbeat failed", zap.Error(err))

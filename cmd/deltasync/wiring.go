@@ -44,9 +44,15 @@ type syncFlags struct {
 	heartbeatURL   string
 	pushgatewayURL string
 	httpTokenFile  string
+	allowEmpty     bool
 }
 
-func addSyncFlags(cmd *cobra.Command, f *syncFlags) {
+// addSyncFlags registers the flags every config-reading command shares
+// (config, catalog, selection, logging) plus the named extras that command
+// uses (output, allow-empty, listen, schedule, http-token-file,
+// heartbeat-url, pushgateway-url), so each command's help lists only flags
+// it acts on.
+func addSyncFlags(cmd *cobra.Command, f *syncFlags, extras ...string) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.configFile, "config", "", "YAML config file (strict: unknown keys are errors)")
 	fs.StringVar(&f.catalogURL, "catalog-url", "", "Unity Catalog base URL, ending in /api/2.1/unity-catalog")
@@ -54,17 +60,31 @@ func addSyncFlags(cmd *cobra.Command, f *syncFlags) {
 	fs.StringArrayVar(&f.include, "include", nil, "catalog.schema.table glob to select (repeatable; replaces the config's tables)")
 	fs.StringArrayVar(&f.exclude, "exclude", nil, "catalog.schema.table glob to leave out (repeatable)")
 	fs.StringVar(&f.mode, "mode", "", "sync or warn, for every selected table")
-	fs.StringVarP(&f.output, "output", "o", "text", "report format: text or json")
 	fs.StringVar(&f.shard, "shard", "", "only tables of shard i/N (0 <= i < N), by FNV-1a of the full name")
-	fs.StringVar(&f.listen, "listen", "", "HTTP listen address for /metrics, /healthz, /readyz (run)")
-	fs.StringVar(&f.schedule, "schedule", "", `cycle schedule: "@every 1m" or a cron expression (run)`)
 	fs.StringVar(&f.logFormat, "log-format", "", "json or console")
 	fs.StringVar(&f.logLevel, "log-level", "", "debug, info, warn or error")
 	fs.StringVar(&f.credentials, "credentials", "", "vended (catalog READ credentials) or ambient (process credentials)")
 	fs.IntVar(&f.concurrency, "concurrency", 0, "tables reconciled at once")
-	fs.StringVar(&f.httpTokenFile, "http-token-file", "", "file holding the bearer token required on /metrics and / (run; /healthz and /readyz stay open)")
-	fs.StringVar(&f.heartbeatURL, "heartbeat-url", "", "URL pinged (GET) after every successful cycle")
-	fs.StringVar(&f.pushgatewayURL, "pushgateway-url", "", "Pushgateway to push metrics to after once")
+	for _, name := range extras {
+		switch name {
+		case "output":
+			fs.StringVarP(&f.output, "output", "o", "text", "report format: text or json")
+		case "allow-empty":
+			fs.BoolVar(&f.allowEmpty, "allow-empty", false, "exit 0 when the table rules select no table (default: exit 1, so a typo'd --include fails)")
+		case "listen":
+			fs.StringVar(&f.listen, "listen", "", "HTTP listen address for /metrics, /healthz, /readyz and the status page")
+		case "schedule":
+			fs.StringVar(&f.schedule, "schedule", "", `cycle schedule: "@every 1m" or a cron expression`)
+		case "http-token-file":
+			fs.StringVar(&f.httpTokenFile, "http-token-file", "", "file holding the bearer token required on /metrics and / (/healthz and /readyz stay open)")
+		case "heartbeat-url":
+			fs.StringVar(&f.heartbeatURL, "heartbeat-url", "", "URL pinged (GET) after every successful cycle")
+		case "pushgateway-url":
+			fs.StringVar(&f.pushgatewayURL, "pushgateway-url", "", "Pushgateway to push metrics to after the cycle")
+		default:
+			panic("addSyncFlags: unknown flag " + name)
+		}
+	}
 }
 
 // envName is the environment variable for a flag: DELTASYNC_CATALOG_URL.
@@ -76,8 +96,9 @@ func envName(flag string) string {
 func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 	var errs []error
 	fs := cmd.Flags()
+	fromEnv := map[string]bool{}
 	for _, name := range []string{"config", "catalog-url", "token-file", "include", "exclude", "mode", "output",
-		"shard", "listen", "schedule", "log-format", "log-level", "credentials", "concurrency", "heartbeat-url", "pushgateway-url", "http-token-file"} {
+		"shard", "listen", "schedule", "log-format", "log-level", "credentials", "concurrency", "heartbeat-url", "pushgateway-url", "http-token-file", "allow-empty"} {
 		fl := fs.Lookup(name)
 		v, ok := c.env[envName(name)]
 		if fl == nil || fl.Changed || !ok {
@@ -92,17 +113,25 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 				errs = append(errs, fmt.Errorf("%s: %w", envName(name), err))
 			}
 		}
+		fromEnv[name] = true
 	}
 	cfg := defaultConfig()
+	unreadable := false // the file could not be read or parsed: validating defaults adds only noise
 	if f.configFile != "" {
 		data, err := os.ReadFile(f.configFile)
 		if err != nil {
+			unreadable = true
 			errs = append(errs, fmt.Errorf("config: %w", err))
 		} else if err := parseConfigFile(data, c.env, &cfg); err != nil {
-			errs = append(errs, err)
+			unreadable = errors.Is(err, errConfigSyntax)
+			errs = append(errs, inFile(f.configFile, err))
 		}
 	}
 	changed := fs.Changed
+	if changed("mode") && f.mode != "sync" && f.mode != "warn" {
+		errs = append(errs, fmt.Errorf("%s %q: want sync or warn", flagOrEnv("mode", fromEnv), f.mode))
+		f.mode = "" // reported once, as what the user typed, not again as tables[i].mode
+	}
 	if changed("catalog-url") {
 		cfg.Catalog.URL = f.catalogURL
 	}
@@ -117,7 +146,7 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 			if changed("exclude") {
 				cfg.Tables[i].Exclude = append(cfg.Tables[i].Exclude, f.exclude...)
 			}
-			if changed("mode") {
+			if changed("mode") && f.mode != "" {
 				cfg.Tables[i].Mode = f.mode
 			}
 		}
@@ -139,11 +168,14 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 	if changed("concurrency") {
 		cfg.Concurrency = f.concurrency
 	}
-	if f.output != "text" && f.output != "json" {
+	if fs.Lookup("output") != nil && f.output != "text" && f.output != "json" {
 		errs = append(errs, fmt.Errorf("-o %q: want text or json", f.output))
 	}
+	if unreadable {
+		return cfg, errors.Join(errs...)
+	}
 	if err := cfg.validate(); err != nil {
-		errs = append(errs, err)
+		errs = append(errs, nameSources(err, changed, fromEnv))
 	}
 	return cfg, errors.Join(errs...)
 }

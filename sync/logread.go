@@ -51,6 +51,8 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 	if r.opts.Metrics != nil {
 		opts = append(opts, deltalog.WithObserver(r.opts.Metrics.ObserveStorage))
 	}
+	refreshed := st.refreshed
+	st.refreshed = false
 	reopen := st.table == nil || st.url != loc
 	if r.opts.VendedCredentials && (reopen || !r.opts.Now().Before(st.credsValid)) {
 		// Vend only when the table is (re)opened or its credentials are
@@ -89,7 +91,10 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 	}
 	var snap *deltalog.Snapshot
 	var err error
-	if st.snap != nil && !fresh {
+	switch {
+	case refreshed && !reopen && !fresh && !rec.Managed():
+		snap = st.snap // the fast path has just listed the log
+	case st.snap != nil && !fresh:
 		snap, _, err = st.table.Refresh(ctx, st.snap, lo)
 	}
 	if snap == nil || err != nil {

@@ -19,7 +19,7 @@ func (c *Client) ListTablesPages(ctx context.Context, catalog, schema string, fn
 			Tables        []listedTable `json:"tables"`
 			NextPageToken *string       `json:"next_page_token"`
 		}
-		if err := json.Unmarshal(b, &page); err != nil {
+		if err := json.Unmarshal(dropColumns(b), &page); err != nil {
 			return "", err
 		}
 		out := make([]TableInfo, len(page.Tables))

@@ -310,9 +310,19 @@ func TestScale(t *testing.T) {
 		t.Errorf("first cycle: %s, want every table unchanged", rep.Summary())
 	}
 	if os.Getenv(scaleLatencyEnv) == "" {
+		if p := os.Getenv("DELTASYNC_SCALE_CPUPROFILE"); p != "" { // of the steady cycle
+			f, err := os.Create(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if rep := cycle("steady"); rep.Count(sync.OutcomeUnchanged) != n {
 			t.Errorf("steady cycle: %s", rep.Summary())
 		}
+		pprof.StopCPUProfile()
 		runtime.GC()
 		runtime.ReadMemStats(&ms)
 		if p := os.Getenv("DELTASYNC_SCALE_HEAPPROFILE"); p != "" {

@@ -95,3 +95,17 @@ func (r *Reconciler) resyncAfter(name catalog.TableName) time.Duration {
 	d := r.opts.ResyncInterval
 	return d - time.Duration(uint64(d/4)*uint64(h.Sum32())>>32)
 }
+
+// withoutSchemaTree is the snapshot kept between cycles: the same, without
+// the parsed schema tree, about a quarter of a small table's snapshot.
+// Nothing here reads it (Diff parses the schema string into the catalog's
+// model), and deltalog's Refresh builds a new snapshot's tree from the
+// schema string whenever the table advances.
+func withoutSchemaTree(s *deltalog.Snapshot) *deltalog.Snapshot {
+	if s == nil || s.Schema == nil {
+		return s
+	}
+	lean := *s
+	lean.Schema = nil
+	return &lean
+}

@@ -104,7 +104,7 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 		st.snap = nil
 		return LogState{}, err
 	}
-	st.snap = snap
+	st.snap = withoutSchemaTree(snap)
 	return LogStateOf(snap, loc), nil
 }
 

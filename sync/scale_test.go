@@ -333,8 +333,9 @@ func TestScale(t *testing.T) {
 			_ = pprof.WriteHeapProfile(f)
 			_ = f.Close()
 		}
-		t.Logf("heap retained after the steady cycle: %.1f KiB per table (%.0f MiB in all)",
-			float64(ms.HeapAlloc-baseHeap)/1024/float64(n), float64(ms.HeapAlloc-baseHeap)/(1<<20))
+		t.Logf("heap retained after the steady cycle: %.1f KiB per table (%.0f MiB in all); heap obtained from the OS %.0f MiB, of it idle and not returned %.0f MiB",
+			float64(ms.HeapAlloc-baseHeap)/1024/float64(n), float64(ms.HeapAlloc-baseHeap)/(1<<20),
+			float64(ms.HeapSys)/(1<<20), float64(ms.HeapIdle-ms.HeapReleased)/(1<<20))
 
 		drifted := scaleDrift(t, ctx, url, dir, rec, n)
 		rep := cycle("1% drift")

@@ -225,7 +225,12 @@ func TestScale(t *testing.T) {
 
 	// uctest in its own process: its CPU and memory are not ours.
 	child := exec.Command(os.Args[0], "-test.run=^TestScaleServer$", "-test.timeout=0")
-	child.Env = append(os.Environ(), scaleServeEnv+"="+dir, fmt.Sprintf("%s=%d", scaleTablesEnv, n))
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GOMEMLIMIT=") && !strings.HasPrefix(kv, "GOGC=") { // ours, not the server's
+			child.Env = append(child.Env, kv)
+		}
+	}
+	child.Env = append(child.Env, scaleServeEnv+"="+dir, fmt.Sprintf("%s=%d", scaleTablesEnv, n))
 	stdin, err := child.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -168,12 +168,11 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 	rep := &Report{Cycle: cycle, Started: start, DryRun: r.opts.DryRun}
 
 	// Tables are handed to the workers as their listing page arrives.
-	jobs := make(chan job, listBuffer)
+	jobs := make(chan Target, listBuffer)
 	var mu stdsync.Mutex
-	var results []indexed
-	wait := r.startWorkers(withCycle(ctx, cycle), jobs, func(i int, res Result) {
+	wait := r.startWorkers(withCycle(ctx, cycle), jobs, func(res Result) {
 		mu.Lock()
-		results = append(results, indexed{i, res})
+		rep.Results = append(rep.Results, res)
 		mu.Unlock()
 	})
 	var listed []string
@@ -192,7 +191,7 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 		case <-ctx.Done():
 			stopped = true
 			return false
-		case jobs <- job{dispatched, t}:
+		case jobs <- t:
 			dispatched++
 			return true
 		}
@@ -205,12 +204,7 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 		r.opts.Metrics.recordError(ReasonCatalog)
 		log.Error("listing tables", zap.Error(err))
 	}
-	sort.Slice(results, func(i, j int) bool { return results[i].i < results[j].i })
-	rep.Results = make([]Result, 0, len(results))
-	for _, x := range results {
-		rep.Results = append(rep.Results, x.res)
-	}
-	sort.SliceStable(rep.Results, func(i, j int) bool { return rep.Results[i].Table < rep.Results[j].Table })
+	sort.Slice(rep.Results, func(i, j int) bool { return rep.Results[i].Table < rep.Results[j].Table })
 	sort.Strings(rep.Deferred)
 	rep.Interrupted = ctx.Err() != nil && (stopped || len(rep.Results) < dispatched)
 	if err == nil && !rep.Interrupted {
@@ -239,29 +233,18 @@ func (st *tableState) nextAttempt(r *Reconciler) time.Time {
 // work.
 const listBuffer = 64
 
-// job is one table of a cycle and its position in the listing.
-type job struct {
-	i int
-	t Target
-}
-
-type indexed struct {
-	i   int
-	res Result
-}
-
 // startWorkers starts Concurrency workers reconciling the jobs until the
 // channel is closed, handing each result to done; the returned func waits
 // for them.
-func (r *Reconciler) startWorkers(ctx context.Context, jobs <-chan job, done func(int, Result)) (wait func()) {
+func (r *Reconciler) startWorkers(ctx context.Context, jobs <-chan Target, done func(Result)) (wait func()) {
 	var wg stdsync.WaitGroup
 	for w := 0; w < r.opts.Concurrency; w++ {
 		wg.Go(func() {
-			for j := range jobs {
+			for t := range jobs {
 				if ctx.Err() != nil {
 					continue // cancelled: start nothing new, drain what was queued
 				}
-				done(j.i, r.Reconcile(ctx, j.t))
+				done(r.Reconcile(ctx, t))
 			}
 		})
 	}

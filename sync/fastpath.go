@@ -63,6 +63,7 @@ func (r *Reconciler) unchanged(ctx context.Context, st *tableState, t Target) (R
 // reconcile, after the one that confirmed it (the same unless an update was
 // sent).
 func (r *Reconciler) remember(st *tableState, t Target, res *Result, before, after *Record) {
+	first := st.verified.until.IsZero()
 	st.verified = verified{}
 	inSync := res.Outcome == OutcomeSynced || res.Outcome == OutcomeUnchanged && res.Plan == nil
 	if r.opts.ResyncInterval <= 0 || t.Listed == nil || t.Listed.UpdatedAt == 0 || !inSync ||
@@ -78,22 +79,27 @@ func (r *Reconciler) remember(st *tableState, t Target, res *Result, before, aft
 	if res.Outcome == OutcomeSynced && before.Table.Metadata.UpdatedTime == t.Listed.UpdatedAt {
 		updatedAt = after.Table.Metadata.UpdatedTime
 	}
+	resync := r.opts.ResyncInterval
+	if first {
+		resync = r.firstResync(t.Name)
+	}
 	st.verified = verified{
-		until:     r.opts.Now().Add(r.resyncAfter(t.Name)),
+		until:     r.opts.Now().Add(resync),
 		updatedAt: updatedAt, tableID: t.Listed.TableID, listedLoc: t.Listed.StorageLocation,
 		etag: after.Table.Metadata.Etag, version: *res.LogVersion, mode: t.Mode, typ: res.Type,
 	}
 }
 
-// resyncAfter spreads full re-verifications: a table is re-read after
-// between 3/4 of ResyncInterval and all of it, at a fixed point per table
-// name, so tables verified in the same cycle do not all come due in the
-// same later cycle.
-func (r *Reconciler) resyncAfter(name catalog.TableName) time.Duration {
+// firstResync is when a table verified for the first time (or again after
+// a failure) is first re-read: at a point of ResyncInterval fixed by its
+// name, so that the full re-reads of a fleet verified in one cycle are
+// spread evenly over every cycle of the interval instead of all coming due
+// together; later ones follow a whole ResyncInterval after each other.
+func (r *Reconciler) firstResync(name catalog.TableName) time.Duration {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(name.String()))
 	d := r.opts.ResyncInterval
-	return d - time.Duration(uint64(d/4)*uint64(h.Sum32())>>32)
+	return time.Duration(float64(d) * (float64(h.Sum32()) + 1) / (1 << 32))
 }
 
 // withoutSchemaTree is the snapshot kept between cycles: the same, without

@@ -41,9 +41,9 @@ type Options struct {
 	// ResyncInterval is how long a table verified in sync may be confirmed
 	// by the listing alone: while its listed updated_at and its log's
 	// latest version stay the same, no per-table catalog request is sent.
-	// Every table is fully re-read at least this often (spread over the
-	// last quarter of the interval). 0: every table is fully re-read every
-	// cycle.
+	// Every table is fully re-read at least this often (the first re-reads
+	// of tables verified together are spread over the interval). 0: every
+	// table is fully re-read every cycle.
 	ResyncInterval time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time

@@ -281,8 +281,13 @@ func TestScale(t *testing.T) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	baseHeap := ms.HeapAlloc
+	// The reconciler's clock stands still unless moved: the steady and
+	// drift cycles are "between resyncs"; the last cycle moves it one
+	// minute into the interval, where 1/60 of the tables are due.
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
 	rec, err := sync.New(sync.Options{Catalog: client, Selector: sel, Concurrency: concurrency,
-		ResyncInterval: time.Hour, Metrics: metrics})
+		ResyncInterval: time.Hour, Metrics: metrics, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,12 +352,23 @@ func TestScale(t *testing.T) {
 		if rep.Count(sync.OutcomeSynced) != drifted || rep.Count(sync.OutcomeUnchanged) != n-drifted {
 			t.Errorf("drift cycle: %s, want %d synced", rep.Summary(), drifted)
 		}
-		last := cycles[len(cycles)-1].catalogReqs
 		// Drifted tables: loadTable, updateTable, then loadTable and the
 		// classic getTable to confirm. Nothing for the others.
+		last := cycles[len(cycles)-1].catalogReqs
 		if last["loadTable"] != 2*drifted || last["updateTable"] != drifted || last["getTable"] != drifted {
 			t.Errorf("drift cycle: per-table catalog requests %v; want loadTable twice, updateTable and getTable once for each of %d drifted tables only",
 				last, drifted)
+		}
+
+		clock.Add(int64(time.Minute))
+		rep = cycle("1 min into the resync interval")
+		if rep.Count(sync.OutcomeUnchanged) != n {
+			t.Errorf("resync cycle: %s", rep.Summary())
+		}
+		resynced := cycles[len(cycles)-1].catalogReqs["loadTable"]
+		t.Logf("one minute into the resync interval: %d tables (%.2f%%) fully re-read", resynced, 100*float64(resynced)/float64(n))
+		if resynced == 0 || resynced > n/60*2 {
+			t.Errorf("%d of %d tables fully re-read one minute into a one-hour interval, want about 1/60", resynced, n)
 		}
 	}
 	var load [3]float64

@@ -5,6 +5,8 @@ import (
 	"hash/fnv"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
 )
@@ -24,7 +26,7 @@ type verified struct {
 	updatedAt int64     // the listing's updated_at the verdict holds for
 	tableID   string    // the listing's table_id
 	listedLoc string    // the listing's storage_location, as spelled
-	etag      string    // the Delta API etag at the verdict (for logs and tests)
+	etag      string    // the Delta API etag at the verdict (logged)
 	version   int64     // log version found in sync
 	mode      Mode
 	typ       string
@@ -51,6 +53,10 @@ func (r *Reconciler) unchanged(ctx context.Context, st *tableState, t Target) (R
 			st.snap, st.refreshed = snap, true
 		}
 		return Result{}, false
+	}
+	if ce := r.log.Check(zap.DebugLevel, "unchanged since the last full verification"); ce != nil {
+		ce.Write(zap.String("table", t.Name.String()), zap.Int64("version", v.version), zap.String("etag", v.etag),
+			zap.Int64("updated_at", v.updatedAt), zap.Time("resync", v.until))
 	}
 	version := v.version
 	return Result{Table: t.Name.String(), Type: v.typ, Mode: t.Mode, Outcome: OutcomeUnchanged, Status: StatusSynced,

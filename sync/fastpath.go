@@ -34,8 +34,7 @@ type verified struct {
 
 // unchanged is the fast path of Reconcile: it confirms an EXTERNAL table
 // that was verified in sync and whose listed record did not change, with one
-// LIST of its log. ok is false when the full reconcile must run; the log
-// may then already have been refreshed (st.snap is current).
+// LIST of its log. ok is false when the full reconcile must run.
 func (r *Reconciler) unchanged(ctx context.Context, st *tableState, t Target) (Result, bool) {
 	v := &st.verified
 	l := t.Listed
@@ -47,12 +46,8 @@ func (r *Reconciler) unchanged(ctx context.Context, st *tableState, t Target) (R
 	if r.opts.VendedCredentials && !r.opts.Now().Before(st.credsValid) {
 		return Result{}, false // the full path vends new credentials
 	}
-	snap, how, err := st.table.Refresh(ctx, st.snap, deltalog.LoadOptions{})
-	if err != nil || how != deltalog.Unchanged {
-		if err == nil {
-			st.snap, st.refreshed = snap, true
-		}
-		return Result{}, false
+	if _, how, err := st.table.Refresh(ctx, st.snap, deltalog.LoadOptions{}); err != nil || how != deltalog.Unchanged {
+		return Result{}, false // the full reconcile reads the log again (one more LIST)
 	}
 	if ce := r.log.Check(zap.DebugLevel, "unchanged since the last full verification"); ce != nil {
 		ce.Write(zap.String("table", t.Name.String()), zap.Int64("version", v.version), zap.String("etag", v.etag),
@@ -69,6 +64,7 @@ func (r *Reconciler) unchanged(ctx context.Context, st *tableState, t Target) (R
 // reconcile, after the one that confirmed it (the same unless an update was
 // sent).
 func (r *Reconciler) remember(st *tableState, t Target, res *Result, before, after *Record) {
+	st.snap = withoutSchemaTree(st.snap)
 	first := st.verified.until.IsZero()
 	st.verified = verified{}
 	inSync := res.Outcome == OutcomeSynced || res.Outcome == OutcomeUnchanged && res.Plan == nil

@@ -51,8 +51,6 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 	if r.opts.Metrics != nil {
 		opts = append(opts, deltalog.WithObserver(r.opts.Metrics.ObserveStorage))
 	}
-	refreshed := st.refreshed
-	st.refreshed = false
 	reopen := st.table == nil || st.url != loc
 	if r.opts.VendedCredentials && (reopen || !r.opts.Now().Before(st.credsValid)) {
 		// Vend only when the table is (re)opened or its credentials are
@@ -91,10 +89,7 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 	}
 	var snap *deltalog.Snapshot
 	var err error
-	switch {
-	case refreshed && !reopen && !fresh && !rec.Managed():
-		snap = st.snap // the fast path has just listed the log
-	case st.snap != nil && !fresh:
+	if st.snap != nil && !fresh {
 		snap, _, err = st.table.Refresh(ctx, st.snap, lo)
 	}
 	if snap == nil || err != nil {
@@ -104,7 +99,7 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 		st.snap = nil
 		return LogState{}, err
 	}
-	st.snap = withoutSchemaTree(snap)
+	st.snap = snap
 	return LogStateOf(snap, loc), nil
 }
 

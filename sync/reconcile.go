@@ -76,7 +76,6 @@ func kindsOf(p *Plan) []Kind {
 
 func (r *Reconciler) reconcile(ctx context.Context, t Target) Result {
 	st := r.state(t.Name.String())
-	st.refreshed = false
 	if res, ok := r.unchanged(ctx, st, t); ok {
 		return res
 	}

@@ -75,8 +75,6 @@ type tableState struct {
 	credsValid time.Time
 	// verified is the last full verdict "in sync" (fast path, fastpath.go).
 	verified verified
-	// refreshed: snap was refreshed by the fast path in this reconcile.
-	refreshed bool
 }
 
 // New checks opts and returns a Reconciler.

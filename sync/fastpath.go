@@ -46,8 +46,12 @@ func (r *Reconciler) unchanged(ctx context.Context, st *tableState, t Target) (R
 	if r.opts.VendedCredentials && !r.opts.Now().Before(st.credsValid) {
 		return Result{}, false // the full path vends new credentials
 	}
-	if _, how, err := st.table.Refresh(ctx, st.snap, deltalog.LoadOptions{}); err != nil || how != deltalog.Unchanged {
-		return Result{}, false // the full reconcile reads the log again (one more LIST)
+	snap, how, err := st.table.Refresh(ctx, st.snap, deltalog.LoadOptions{})
+	if err != nil || how != deltalog.Unchanged {
+		if err == nil {
+			st.snap = snap // the full reconcile's refresh then finds nothing new: one more LIST, no GET
+		}
+		return Result{}, false
 	}
 	if ce := r.log.Check(zap.DebugLevel, "unchanged since the last full verification"); ce != nil {
 		ce.Write(zap.String("table", t.Name.String()), zap.Int64("version", v.version), zap.String("etag", v.etag),

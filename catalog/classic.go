@@ -32,6 +32,9 @@ func (c *Client) listAll(ctx context.Context, op, path string, q url.Values, dec
 			return err
 		}
 		next, err := decode(raw)
+		if stop, ok := err.(*stopListing); ok {
+			return stop.err
+		}
 		if err != nil {
 			return fmt.Errorf("catalog: %s: decode response: %w", op, err)
 		}

@@ -43,6 +43,17 @@ type Options struct {
 	CAFile string
 	// InsecureSkipVerify turns TLS verification off. Never on by default.
 	InsecureSkipVerify bool
+	// IdleConnsPerHost is how many idle connections the built-in transport
+	// keeps to the catalog (default 32): set it to at least the number of
+	// goroutines calling the Client at once, or they keep opening new (TLS)
+	// connections. Ignored with HTTPClient.
+	IdleConnsPerHost int
+	// MaxRPS caps the requests per second the whole Client sends (every
+	// attempt counts), with bursts of up to Burst (default MaxRPS, at least
+	// 1). 0: no cap. A 429 answer's Retry-After holds every request of the
+	// Client, not only the one that got it.
+	MaxRPS float64
+	Burst  int
 }
 
 // String describes the options without revealing secrets.
@@ -55,8 +66,8 @@ func (o Options) String() string {
 			tok = "[REDACTED]"
 		}
 	}
-	return fmt.Sprintf("catalog.Options{Token:%s Version:%q Timeout:%s CAFile:%q InsecureSkipVerify:%t MaxAttempts:%d}",
-		tok, o.Version, o.Timeout, o.CAFile, o.InsecureSkipVerify, o.Retry.MaxAttempts)
+	return fmt.Sprintf("catalog.Options{Token:%s Version:%q Timeout:%s CAFile:%q InsecureSkipVerify:%t MaxAttempts:%d MaxRPS:%v}",
+		tok, o.Version, o.Timeout, o.CAFile, o.InsecureSkipVerify, o.Retry.MaxAttempts, o.MaxRPS)
 }
 
 // GoString is String (so %#v cannot leak a token either).
@@ -72,6 +83,7 @@ type Client struct {
 	retry    RetryPolicy
 	observer Observer
 	opts     Options
+	throttle *throttle
 }
 
 // New returns a Client for baseURL, which ends in /api/2.1/unity-catalog
@@ -92,10 +104,15 @@ func New(baseURL string, opts Options) (*Client, error) {
 		if hc, err = NewHTTPClient(opts.CAFile, opts.InsecureSkipVerify); err != nil {
 			return nil, err
 		}
+		sizeTransport(hc.Transport.(*http.Transport), opts.IdleConnsPerHost)
+	}
+	if opts.MaxRPS < 0 {
+		return nil, fmt.Errorf("catalog: MaxRPS %v: must not be negative", opts.MaxRPS)
 	}
 	c := &Client{
 		base: u, hc: hc, token: opts.Token, timeout: opts.Timeout,
 		retry: opts.Retry.withDefaults(), observer: opts.Observer, opts: opts,
+		throttle: newThrottle(opts.MaxRPS, opts.Burst),
 	}
 	if c.timeout <= 0 {
 		c.timeout = 30 * time.Second
@@ -118,6 +135,7 @@ func New(baseURL string, opts Options) (*Client, error) {
 func NewHTTPClient(caFile string, insecure bool) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure} //nolint:gosec // opt-in only
+	sizeTransport(tr, 0)
 	if caFile != "" {
 		pem, err := os.ReadFile(caFile)
 		if err != nil {
@@ -175,8 +193,16 @@ func (c *Client) do(ctx context.Context, r request, out any) (int, error) {
 	u.RawQuery = r.query.Encode()
 	target := u.String()
 
+	var ownPause int64 // a pause this call set, waited out by its own backoff
 	for attempt := 1; ; attempt++ {
+		if err := c.throttle.wait(ctx, c.retry.Now(), c.retry.Sleep, ownPause); err != nil {
+			return 0, fmt.Errorf("catalog: %s: %w", r.op, err)
+		}
 		status, retryAfter, respBody, err := c.attempt(ctx, r, target, payload)
+		if status == http.StatusTooManyRequests && retryAfter > 0 {
+			// The whole client holds back, not only this request.
+			ownPause = c.throttle.pause(c.retry.Now(), min(retryAfter, c.retry.MaxRetryAfter))
+		}
 		if err == nil {
 			if out != nil && len(bytes.TrimSpace(respBody)) > 0 {
 				if derr := json.Unmarshal(respBody, out); derr != nil {

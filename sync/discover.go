@@ -16,30 +16,33 @@ type Skipped struct {
 	Reason string `json:"reason"`
 }
 
-// discover lists the catalogs and schemas the selector can match and
-// returns the Delta tables this shard owns, sorted by name. Non-Delta
-// tables are returned as skipped. Explicitly named tables are included even
-// when no listing shows them, so a missing table is reported. Listing errors
-// are collected; what could be listed is still returned.
-func (r *Reconciler) discover(ctx context.Context) ([]Target, []Skipped, error) {
+// discover lists the catalogs and schemas the selector can match and hands
+// emit each Delta table this shard owns as soon as its listing page arrives
+// (pages of one schema in the server's order, schemas and catalogs in
+// theirs). Non-Delta tables are returned as skipped, sorted. Explicitly named
+// tables are emitted after the listing when no page showed them, so a missing
+// table is reported. Listing errors are collected; what could be listed is
+// still emitted. emit returning false stops the listing (cancellation).
+func (r *Reconciler) discover(ctx context.Context, emit func(Target) bool) ([]Skipped, error) {
 	sel := r.opts.Selector
 	var errs []error
-	var targets []Target
 	var skipped []Skipped
 	seen := map[string]bool{}
-	add := func(n catalog.TableName, mode Mode) {
-		if !r.opts.Shard.Owns(n.String()) || seen[strings.ToLower(n.String())] {
-			return
+	stop := errors.New("stopped")
+	add := func(t Target) bool {
+		key := strings.ToLower(t.Name.String())
+		if !r.opts.Shard.Owns(t.Name.String()) || seen[key] {
+			return true
 		}
-		seen[strings.ToLower(n.String())] = true
-		targets = append(targets, Target{Name: n, Mode: mode})
+		seen[key] = true
+		return emit(t)
 	}
 
 	catalogs, all := sel.Catalogs()
 	if all {
 		cs, err := r.opts.Catalog.ListCatalogs(ctx)
 		if err != nil {
-			return nil, nil, fmt.Errorf("listing catalogs: %w", err)
+			return nil, fmt.Errorf("listing catalogs: %w", err)
 		}
 		catalogs = catalogs[:0]
 		for _, c := range cs {
@@ -58,35 +61,47 @@ func (r *Reconciler) discover(ctx context.Context) ([]Target, []Skipped, error) 
 			if !sel.MayMatchSchema(c, s.Name) {
 				continue
 			}
-			tables, err := r.opts.Catalog.ListTables(ctx, c, s.Name)
+			err := r.opts.Catalog.ListTablesPages(ctx, c, s.Name, func(page []catalog.TableInfo) error {
+				for i := range page {
+					ti := &page[i]
+					n := catalog.TableName{Catalog: c, Schema: s.Name, Table: ti.Name}
+					mode, ok := sel.Match(n.Catalog, n.Schema, n.Table)
+					if !ok || !r.opts.Shard.Owns(n.String()) {
+						continue
+					}
+					if why := notDelta(ti); why != "" {
+						seen[strings.ToLower(n.String())] = true
+						skipped = append(skipped, Skipped{Table: n.String(), Reason: why})
+						continue
+					}
+					if !add(Target{Name: n, Mode: mode, Listed: ti}) {
+						return stop
+					}
+				}
+				return nil
+			})
+			if errors.Is(err, stop) {
+				return sortSkipped(skipped), errors.Join(errs...)
+			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("listing tables of %s.%s: %w", c, s.Name, err))
-				continue
-			}
-			for _, ti := range tables {
-				n := catalog.TableName{Catalog: c, Schema: s.Name, Table: ti.Name}
-				mode, ok := sel.Match(n.Catalog, n.Schema, n.Table)
-				if !ok || !r.opts.Shard.Owns(n.String()) {
-					continue
-				}
-				if why := notDelta(&ti); why != "" {
-					seen[strings.ToLower(n.String())] = true
-					skipped = append(skipped, Skipped{Table: n.String(), Reason: why})
-					continue
-				}
-				add(n, mode)
 			}
 		}
 	}
 	for _, e := range sel.Explicit() {
 		n := catalog.TableName{Catalog: e[0], Schema: e[1], Table: e[2]}
 		if mode, ok := sel.Match(e[0], e[1], e[2]); ok {
-			add(n, mode)
+			if !add(Target{Name: n, Mode: mode}) {
+				break
+			}
 		}
 	}
-	sort.Slice(targets, func(i, j int) bool { return targets[i].Name.String() < targets[j].Name.String() })
-	sort.Slice(skipped, func(i, j int) bool { return skipped[i].Table < skipped[j].Table })
-	return targets, skipped, errors.Join(errs...)
+	return sortSkipped(skipped), errors.Join(errs...)
+}
+
+func sortSkipped(s []Skipped) []Skipped {
+	sort.Slice(s, func(i, j int) bool { return s[i].Table < s[j].Table })
+	return s
 }
 
 // notDelta says why a listed table is not a Delta table deltasync can

@@ -6,9 +6,14 @@
 //
 // The stages are separate:
 //
-//   - reconcile (Reconciler): level-based — every cycle re-reads both sides,
-//     the catalog record (Delta API load + classic get for the comment) and
-//     the log (incremental deltalog Refresh of the previous snapshot);
+//   - reconcile (Reconciler): level-based — a full reconcile re-reads both
+//     sides, the catalog record (Delta API load; the comment from the
+//     listing, or a classic get when the listing is older than the record)
+//     and the log (incremental deltalog Refresh of the previous snapshot).
+//     An EXTERNAL table last found in sync is confirmed unchanged without
+//     a per-table catalog read while its listed updated_at stays the same
+//     and one LIST of its log shows no newer version (fastpath.go), and
+//     fully re-read at least every Options.ResyncInterval;
 //   - diff (Diff): a pure, total, deterministic function from (LogState,
 //     Record) to a typed Plan; server-derived keys and representation
 //     differences are normalised away first, so a faithfully registered

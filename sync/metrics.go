@@ -48,12 +48,7 @@ var driftKinds = []Kind{KindSchema, KindPartitioning, KindClustering, KindProtoc
 // registry with NewMetrics; the names are a published contract (alert rules
 // and dashboards depend on them), so they are only ever added to.
 type Metrics struct {
-	tableInfo          *prometheus.GaugeVec
-	tableDrift         *prometheus.GaugeVec
-	logVersion         *prometheus.GaugeVec
-	catalogVersion     *prometheus.GaugeVec
-	outOfSyncCycles    *prometheus.GaugeVec
-	lastSync           *prometheus.GaugeVec
+	tables             *tableCollector // deltasync_table_*
 	syncs              *prometheus.CounterVec
 	errors             *prometheus.CounterVec
 	cycleDuration      prometheus.Histogram
@@ -75,20 +70,7 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 func newMetrics(reg prometheus.Registerer, version, goversion string) *Metrics {
 	const ns = "deltasync"
 	m := &Metrics{
-		tableInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "table_info",
-			Help: "Always 1; labels describe each selected table and its sync status (Synced, OutOfSync, Unknown)."},
-			[]string{"table", "table_type", "mode", "sync_status"}),
-		tableDrift: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "table_drift",
-			Help: "1 when the catalog differs from the log in this kind of metadata, else 0."},
-			[]string{"table", "kind"}),
-		logVersion: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "table_log_version",
-			Help: "Latest Delta log version read for the table."}, []string{"table"}),
-		catalogVersion: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "table_catalog_version",
-			Help: "Log version the catalog records as synced (delta.lastUpdateVersion)."}, []string{"table"}),
-		outOfSyncCycles: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "table_out_of_sync_cycles",
-			Help: "Consecutive cycles the table has been OutOfSync or Unknown."}, []string{"table"}),
-		lastSync: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "table_last_sync_timestamp_seconds",
-			Help: "Unix time the table was last seen in sync (unchanged or synced)."}, []string{"table"}),
+		tables: newTableCollector(ns),
 		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "syncs_total",
 			Help: "Table reconciles by outcome (unchanged, synced, flagged, failed)."}, []string{"outcome"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "errors_total",
@@ -114,7 +96,7 @@ func newMetrics(reg prometheus.Registerer, version, goversion string) *Metrics {
 		buildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "build_info",
 			Help: "Always 1; labels carry the deltasync version and Go version."}, []string{"version", "goversion"}),
 	}
-	reg.MustRegister(m.tableInfo, m.tableDrift, m.logVersion, m.catalogVersion, m.outOfSyncCycles, m.lastSync,
+	reg.MustRegister(m.tables,
 		m.syncs, m.errors, m.cycleDuration, m.cycles, m.lastSuccessfulCyle, m.storageRequests, m.storageDuration,
 		m.catalogRequests, m.catalogDuration, m.buildInfo)
 	m.buildInfo.WithLabelValues(version, goversion).Set(1)
@@ -175,36 +157,13 @@ func (m *Metrics) recordCycle(d time.Duration, ok bool, end time.Time) {
 	}
 }
 
-// recordTable publishes one table's state after a reconcile.
+// recordTable publishes one table's state after a reconcile: O(1).
 func (m *Metrics) recordTable(st TableStatus) {
 	if m == nil {
 		return
 	}
 	m.syncs.WithLabelValues(string(st.Outcome)).Inc()
-	name := st.Table
-	m.tableInfo.DeletePartialMatch(prometheus.Labels{"table": name})
-	m.tableInfo.WithLabelValues(name, st.Type, string(st.Mode), string(st.Status)).Set(1)
-	drift := map[Kind]bool{}
-	for _, k := range st.Drift {
-		drift[k] = true
-	}
-	for _, k := range driftKinds {
-		v := 0.0
-		if drift[k] {
-			v = 1
-		}
-		m.tableDrift.WithLabelValues(name, string(k)).Set(v)
-	}
-	if st.LogVersion != nil {
-		m.logVersion.WithLabelValues(name).Set(float64(*st.LogVersion))
-	}
-	if st.CatalogVersion != nil {
-		m.catalogVersion.WithLabelValues(name).Set(float64(*st.CatalogVersion))
-	}
-	m.outOfSyncCycles.WithLabelValues(name).Set(float64(st.OutOfSyncCycles))
-	if !st.LastSync.IsZero() {
-		m.lastSync.WithLabelValues(name).Set(float64(st.LastSync.UnixNano()) / 1e9)
-	}
+	m.tables.record(&st)
 }
 
 // forgetTable drops every per-table series of a table no longer selected.
@@ -212,11 +171,5 @@ func (m *Metrics) forgetTable(name string) {
 	if m == nil {
 		return
 	}
-	l := prometheus.Labels{"table": name}
-	m.tableInfo.DeletePartialMatch(l)
-	m.tableDrift.DeletePartialMatch(l)
-	m.logVersion.DeletePartialMatch(l)
-	m.catalogVersion.DeletePartialMatch(l)
-	m.outOfSyncCycles.DeletePartialMatch(l)
-	m.lastSync.DeletePartialMatch(l)
+	m.tables.forget(name)
 }

@@ -14,6 +14,11 @@ import (
 type Target struct {
 	Name catalog.TableName
 	Mode Mode
+	// Listed is the table's record in this cycle's listing (columns not
+	// decoded), or nil. With it an unchanged table can be confirmed without
+	// a per-table catalog request (see Options.ResyncInterval); without it
+	// the table is always fully re-read.
+	Listed *catalog.TableInfo
 }
 
 // Result is what one reconcile found and did.
@@ -74,9 +79,24 @@ func kindsOf(p *Plan) []Kind {
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, t Target) Result {
+	st := r.state(t.Name.String())
+	if res, ok := r.unchanged(ctx, st, t); ok {
+		return res
+	}
+	var recs records
+	res := r.reconcileFull(ctx, st, t, &recs)
+	r.remember(st, t, &res, recs.before, recs.after)
+	return res
+}
+
+// records are the catalog records a full reconcile read: before is the
+// latest read before deciding, after the one that confirmed the verdict.
+type records struct{ before, after *Record }
+
+// reconcileFull re-reads both sides of the table and acts on the difference.
+func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target, recs *records) Result {
 	name := t.Name.String()
 	res := Result{Table: name, Mode: t.Mode}
-	st := r.state(name)
 	l := r.logger(ctx).With(zap.String("table", name))
 	fail := func(reason ErrorReason, err error) Result {
 		res.Outcome, res.Status, res.ErrorReason, res.Reason = OutcomeFailed, StatusUnknown, reason, err.Error()
@@ -84,7 +104,7 @@ func (r *Reconciler) reconcile(ctx context.Context, t Target) Result {
 	}
 	for attempt := 1; ; attempt++ {
 		res.Attempts = attempt
-		rec, err := r.loadRecord(ctx, t.Name)
+		rec, err := r.loadRecord(ctx, t.Name, t.Listed)
 		if err != nil {
 			if catalog.IsUnsupportedFormat(err) {
 				res.Outcome, res.Status, res.Reason = OutcomeFlagged, StatusUnknown, "not a Delta table: "+err.Error()
@@ -93,6 +113,7 @@ func (r *Reconciler) reconcile(ctx context.Context, t Target) Result {
 			}
 			return fail(ReasonCatalog, err)
 		}
+		recs.before, recs.after = &rec, nil
 		md := rec.Table.Metadata
 		res.Type = md.TableType
 		res.CatalogVersion = md.LastCommitVersion
@@ -123,6 +144,7 @@ func (r *Reconciler) reconcile(ctx context.Context, t Target) Result {
 		plan := Diff(log, rec, r.opts.Diff)
 		if plan.Empty() {
 			res.Outcome, res.Status, res.Plan = OutcomeUnchanged, StatusSynced, nil
+			recs.after = &rec
 			return res
 		}
 		res.Plan = &plan
@@ -159,7 +181,7 @@ func (r *Reconciler) reconcile(ctx context.Context, t Target) Result {
 			res.NotApplied = true
 			return fail(ReasonCatalog, err)
 		}
-		after, err := r.loadRecord(ctx, t.Name)
+		after, err := r.loadRecord(ctx, t.Name, nil)
 		if err != nil {
 			return fail(ReasonCatalog, errors.New("update sent but reload failed: "+err.Error()))
 		}
@@ -169,6 +191,7 @@ func (r *Reconciler) reconcile(ctx context.Context, t Target) Result {
 			return fail(ReasonInternal, errors.New(errorf("update sent but the catalog still differs in %v", left.Kinds())))
 		}
 		res.Outcome, res.Status = OutcomeSynced, StatusSynced
+		recs.after = &after
 		return res
 	}
 }
@@ -198,11 +221,17 @@ func (r *Reconciler) watchOnly(t Target, rec *Record, p Plan) (string, ErrorReas
 }
 
 // loadRecord reads both catalog views of a table: the Delta API record and
-// the classic TableInfo (for the comment).
-func (r *Reconciler) loadRecord(ctx context.Context, name catalog.TableName) (Record, error) {
+// the classic TableInfo (for the comment). When the table was listed this
+// cycle and the record's updated-time is the listed updated_at, nothing
+// changed in between (every change advances it, §4.4): the listing's
+// comment and storage location are current and GetTable is not sent.
+func (r *Reconciler) loadRecord(ctx context.Context, name catalog.TableName, listed *catalog.TableInfo) (Record, error) {
 	lt, err := r.opts.Catalog.LoadTable(ctx, name)
 	if err != nil {
 		return Record{}, err
+	}
+	if listed != nil && listed.UpdatedAt != 0 && lt.Metadata.UpdatedTime == listed.UpdatedAt {
+		return Record{Name: name, Table: *lt, Comment: listed.Comment, StorageLocation: listed.StorageLocation}, nil
 	}
 	ti, err := r.opts.Catalog.GetTable(ctx, name.String())
 	if err != nil {

@@ -38,6 +38,13 @@ type Options struct {
 	TableTimeout time.Duration
 	Logger       *zap.Logger
 	Metrics      *Metrics
+	// ResyncInterval is how long a table verified in sync may be confirmed
+	// by the listing alone: while its listed updated_at and its log's
+	// latest version stay the same, no per-table catalog request is sent.
+	// Every table is fully re-read at least this often (the first re-reads
+	// of tables verified together are spread over the interval). 0: every
+	// table is fully re-read every cycle.
+	ResyncInterval time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 
@@ -70,6 +77,8 @@ type tableState struct {
 	// credsValid is until when the vended credentials the table was opened
 	// with may still be used (zero: not vended, or expiry unknown).
 	credsValid time.Time
+	// verified is the last full verdict "in sync" (fast path, fastpath.go).
+	verified verified
 }
 
 // New checks opts and returns a Reconciler.
@@ -163,25 +172,48 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 	log := r.log.With(zap.Int64("cycle", cycle))
 	rep := &Report{Cycle: cycle, Started: start, DryRun: r.opts.DryRun}
 
-	targets, skipped, err := r.discover(ctx)
+	// Tables are handed to the workers as their listing page arrives.
+	jobs := make(chan Target, listBuffer)
+	var mu stdsync.Mutex
+	wait := r.startWorkers(withCycle(ctx, cycle), jobs, func(res Result) {
+		mu.Lock()
+		rep.Results = append(rep.Results, res)
+		mu.Unlock()
+	})
+	var listed []string
+	dispatched, stopped := 0, false
+	skipped, err := r.discover(ctx, func(t Target) bool {
+		listed = append(listed, t.Name.String())
+		if next := r.state(t.Name.String()).nextAttempt(r); !next.IsZero() && start.Before(next) {
+			rep.Deferred = append(rep.Deferred, t.Name.String())
+			return true
+		}
+		if ctx.Err() != nil {
+			stopped = true // a select with both cases ready picks at random
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			stopped = true
+			return false
+		case jobs <- t:
+			dispatched++
+			return true
+		}
+	})
+	close(jobs)
+	wait()
 	rep.Skipped = skipped
 	if err != nil {
 		rep.Err = err
 		r.opts.Metrics.recordError(ReasonCatalog)
 		log.Error("listing tables", zap.Error(err))
 	}
-	var due []Target
-	for _, t := range targets {
-		if next := r.state(t.Name.String()).nextAttempt(r); !next.IsZero() && start.Before(next) {
-			rep.Deferred = append(rep.Deferred, t.Name.String())
-			continue
-		}
-		due = append(due, t)
-	}
-	rep.Results = r.runAll(withCycle(ctx, cycle), due)
-	rep.Interrupted = ctx.Err() != nil && len(rep.Results) < len(due)
+	sort.Slice(rep.Results, func(i, j int) bool { return rep.Results[i].Table < rep.Results[j].Table })
+	sort.Strings(rep.Deferred)
+	rep.Interrupted = ctx.Err() != nil && (stopped || len(rep.Results) < dispatched)
 	if err == nil && !rep.Interrupted {
-		r.forgetOthers(targets)
+		r.forgetOthers(listed)
 	}
 	rep.Duration = r.opts.Now().Sub(start)
 	ok := rep.Err == nil && rep.Count(OutcomeFailed) == 0
@@ -201,47 +233,34 @@ func (st *tableState) nextAttempt(r *Reconciler) time.Time {
 	return st.status.NextAttempt
 }
 
-// runAll reconciles targets with at most Concurrency workers.
-func (r *Reconciler) runAll(ctx context.Context, targets []Target) []Result {
-	results := make([]Result, len(targets))
-	done := make([]bool, len(targets))
-	work := make(chan int)
+// listBuffer is how many listed tables may wait for a worker: about one
+// listing page, so the next page is fetched while the workers still have
+// work.
+const listBuffer = 64
+
+// startWorkers starts Concurrency workers reconciling the jobs until the
+// channel is closed, handing each result to done; the returned func waits
+// for them.
+func (r *Reconciler) startWorkers(ctx context.Context, jobs <-chan Target, done func(Result)) (wait func()) {
 	var wg stdsync.WaitGroup
-	for w := 0; w < min(r.opts.Concurrency, len(targets)); w++ {
+	for w := 0; w < r.opts.Concurrency; w++ {
 		wg.Go(func() {
-			for i := range work {
-				results[i] = r.Reconcile(ctx, targets[i])
-				done[i] = true
+			for t := range jobs {
+				if ctx.Err() != nil {
+					continue // cancelled: start nothing new, drain what was queued
+				}
+				done(r.Reconcile(ctx, t))
 			}
 		})
 	}
-feed:
-	for i := range targets {
-		if ctx.Err() != nil {
-			break // a select with both cases ready picks at random
-		}
-		select {
-		case <-ctx.Done():
-			break feed
-		case work <- i:
-		}
-	}
-	close(work)
-	wg.Wait()
-	out := results[:0]
-	for i := range results {
-		if done[i] {
-			out = append(out, results[i])
-		}
-	}
-	return out
+	return wg.Wait
 }
 
 // forgetOthers drops state and metrics of tables no longer selected.
-func (r *Reconciler) forgetOthers(targets []Target) {
-	keep := map[string]bool{}
-	for _, t := range targets {
-		keep[t.Name.String()] = true
+func (r *Reconciler) forgetOthers(names []string) {
+	keep := make(map[string]bool, len(names))
+	for _, n := range names {
+		keep[n] = true
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

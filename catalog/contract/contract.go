@@ -50,6 +50,7 @@ func Run(t *testing.T, baseURL string, opts ...Option) {
 	t.Run("ExternalGating", h.testExternalGating)
 	t.Run("ClassicGetTable", h.testClassicGetTable)
 	t.Run("ClassicPaging", h.testPaging)
+	t.Run("ListingUpdatedAt", h.testListingUpdatedAt)
 	t.Run("HeadDeleteRename", h.testHeadDeleteRename)
 	t.Run("NotFoundEnvelopes", h.testNotFound)
 	t.Run("NonDeltaTable", h.testNonDelta)

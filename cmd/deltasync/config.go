@@ -28,6 +28,7 @@ type config struct {
 	Schedule         string        `json:"schedule"`
 	Jitter           duration      `json:"jitter"`
 	Concurrency      int           `json:"concurrency"`
+	ResyncInterval   duration      `json:"resync_interval"`
 	Backoff          backoffConfig `json:"backoff"`
 	Listen           string        `json:"listen"`
 	HTTP             httpConfig    `json:"http"`
@@ -45,6 +46,7 @@ type catalogConfig struct {
 	CAFile             string       `json:"ca_file,omitempty"`
 	InsecureSkipVerify bool         `json:"insecure_skip_verify,omitempty"`
 	Timeout            duration     `json:"timeout"`
+	MaxRPS             float64      `json:"max_rps,omitempty"`
 }
 
 type oauthConfig struct {
@@ -114,6 +116,10 @@ func defaultConfig() config {
 		Listen:      ":9464",
 		Pushgateway: pushConfig{Job: "deltasync"},
 		Log:         logConfig{Format: "json", Level: "info"},
+
+		// A table unchanged in the listing and in its log is confirmed without
+		// per-table catalog reads; each is still fully re-read hourly.
+		ResyncInterval: duration(time.Hour),
 	}
 }
 
@@ -187,6 +193,12 @@ func (c *config) validate() error {
 	}
 	if c.Catalog.Timeout <= 0 {
 		bad("catalog.timeout: must be positive")
+	}
+	if c.Catalog.MaxRPS < 0 {
+		bad("catalog.max_rps %v: must not be negative (0: no limit)", c.Catalog.MaxRPS)
+	}
+	if c.ResyncInterval < 0 {
+		bad("resync_interval: must not be negative (0: every table fully re-read every cycle)")
 	}
 	if len(c.Tables) == 0 {
 		bad("tables: at least one rule with an include pattern is required (or pass --include)")

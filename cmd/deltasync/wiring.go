@@ -220,6 +220,8 @@ func (c *cli) newApp(cfg config, dryRun bool) (*app, error) {
 	a.client, err = catalog.New(strings.TrimRight(cfg.Catalog.URL, "/"), catalog.Options{
 		Token: tok, Version: version, Timeout: time.Duration(cfg.Catalog.Timeout),
 		Observer: a.metrics.ObserveCatalog, CAFile: cfg.Catalog.CAFile, InsecureSkipVerify: cfg.Catalog.InsecureSkipVerify,
+		// every worker plus the lister may hold a connection
+		IdleConnsPerHost: cfg.Concurrency + 2, MaxRPS: cfg.Catalog.MaxRPS,
 	})
 	if err != nil {
 		return nil, err
@@ -237,6 +239,7 @@ func (c *cli) newApp(cfg config, dryRun bool) (*app, error) {
 		VendedCredentials: cfg.Credentials == "vended",
 		Diff:              sync.DiffOptions{IgnoreProperties: cfg.IgnoreProperties},
 		Concurrency:       cfg.Concurrency,
+		ResyncInterval:    time.Duration(cfg.ResyncInterval),
 		Backoff:           sync.Backoff{Initial: time.Duration(cfg.Backoff.Initial), Max: time.Duration(cfg.Backoff.Max)},
 		DryRun:            dryRun,
 		Logger:            a.log,

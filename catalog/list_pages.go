@@ -1,0 +1,62 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+)
+
+// ListTablesPages calls listTables for catalog.schema and hands each page to
+// fn as it arrives, so a caller can start working on the first tables while
+// the rest is still being listed. fn's error stops the listing and is
+// returned. The tables' columns are not decoded (Columns is empty): a
+// listing is read for names, types, locations, comments and updated_at,
+// and the columns of a page are most of its bytes. The slice is fn's to keep.
+func (c *Client) ListTablesPages(ctx context.Context, catalog, schema string, fn func(page []TableInfo) error) error {
+	q := url.Values{"catalog_name": {catalog}, "schema_name": {schema}}
+	return c.listAll(ctx, "listTables", "/tables", q, func(b []byte) (string, error) {
+		var page struct {
+			Tables        []listedTable `json:"tables"`
+			NextPageToken *string       `json:"next_page_token"`
+		}
+		if err := json.Unmarshal(dropColumns(b), &page); err != nil {
+			return "", err
+		}
+		out := make([]TableInfo, len(page.Tables))
+		for i := range page.Tables {
+			out[i] = TableInfo(page.Tables[i].withoutColumns)
+		}
+		if err := fn(out); err != nil {
+			return "", &stopListing{err}
+		}
+		return deref(page.NextPageToken), nil
+	})
+}
+
+// listedTable decodes a TableInfo but skips its columns.
+type listedTable struct{ withoutColumns }
+
+type withoutColumns TableInfo
+
+// UnmarshalJSON decodes every TableInfo field except columns.
+func (t *listedTable) UnmarshalJSON(b []byte) error {
+	var v struct {
+		withoutColumns
+		Columns skipped `json:"columns,omitempty"` // shadows TableInfo.Columns
+	}
+	err := json.Unmarshal(b, &v)
+	t.withoutColumns = v.withoutColumns
+	return err
+}
+
+// skipped is a JSON value that is validated but not kept.
+type skipped struct{}
+
+// UnmarshalJSON keeps nothing.
+func (skipped) UnmarshalJSON([]byte) error { return nil }
+
+// stopListing carries the callback's error through listAll unwrapped.
+type stopListing struct{ err error }
+
+func (s *stopListing) Error() string { return s.err.Error() }
+func (s *stopListing) Unwrap() error { return s.err }

@@ -1,0 +1,123 @@
+package sync
+
+import (
+	"context"
+	"hash/fnv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/deltalog"
+)
+
+// verified is what a table looked like the last time a full reconcile found
+// its catalog record in sync with its log. A later cycle whose listing shows
+// the same record (same updated_at, table id and location) and whose log
+// LIST shows no newer version has nothing to compare: the table is
+// unchanged without any per-table catalog request.
+//
+// The catalog advances a table's updated_at (and with it the etag) on every
+// metadata change (uc-delta-api.md §4.4), so an edit made only in the
+// catalog shows in the next listing. Until is when the table must be fully
+// re-read anyway (Options.ResyncInterval), so nothing hides behind this.
+type verified struct {
+	until     time.Time // zero: not verified
+	updatedAt int64     // the listing's updated_at the verdict holds for
+	tableID   string    // the listing's table_id
+	listedLoc string    // the listing's storage_location, as spelled
+	etag      string    // the Delta API etag at the verdict (logged)
+	version   int64     // log version found in sync
+	mode      Mode
+	typ       string
+}
+
+// unchanged is the fast path of Reconcile: it confirms an EXTERNAL table
+// that was verified in sync and whose listed record did not change, with one
+// LIST of its log. ok is false when the full reconcile must run.
+func (r *Reconciler) unchanged(ctx context.Context, st *tableState, t Target) (Result, bool) {
+	v := &st.verified
+	l := t.Listed
+	if l == nil || l.UpdatedAt == 0 || v.until.IsZero() || !r.opts.Now().Before(v.until) ||
+		l.UpdatedAt != v.updatedAt || l.TableID != v.tableID || l.StorageLocation != v.listedLoc ||
+		t.Mode != v.mode || st.table == nil || st.snap == nil || st.snap.Version != v.version {
+		return Result{}, false
+	}
+	if r.opts.VendedCredentials && !r.opts.Now().Before(st.credsValid) {
+		return Result{}, false // the full path vends new credentials
+	}
+	snap, how, err := st.table.Refresh(ctx, st.snap, deltalog.LoadOptions{})
+	if err != nil || how != deltalog.Unchanged {
+		if err == nil {
+			st.snap = snap // the full reconcile's refresh then finds nothing new: one more LIST, no GET
+		}
+		return Result{}, false
+	}
+	if ce := r.log.Check(zap.DebugLevel, "unchanged since the last full verification"); ce != nil {
+		ce.Write(zap.String("table", t.Name.String()), zap.Int64("version", v.version), zap.String("etag", v.etag),
+			zap.Int64("updated_at", v.updatedAt), zap.Time("resync", v.until))
+	}
+	version := v.version
+	return Result{Table: t.Name.String(), Type: v.typ, Mode: t.Mode, Outcome: OutcomeUnchanged, Status: StatusSynced,
+		LogVersion: &version, CatalogVersion: &version, Attempts: 1}, true
+}
+
+// remember records a full reconcile's verdict: an EXTERNAL table found (or
+// made) in sync is remembered with the listing it was checked against;
+// anything else forgets. before is the record read at the start of the
+// reconcile, after the one that confirmed it (the same unless an update was
+// sent).
+func (r *Reconciler) remember(st *tableState, t Target, res *Result, before, after *Record) {
+	st.snap = withoutSchemaTree(st.snap)
+	first := st.verified.until.IsZero()
+	st.verified = verified{}
+	inSync := res.Outcome == OutcomeSynced || res.Outcome == OutcomeUnchanged && res.Plan == nil
+	if r.opts.ResyncInterval <= 0 || t.Listed == nil || t.Listed.UpdatedAt == 0 || !inSync ||
+		res.LogVersion == nil || after == nil || after.Managed() || st.snap == nil || st.snap.Version != *res.LogVersion {
+		return
+	}
+	// The listing came first, so any change after it advances updated_at
+	// past the listed value. Our own update advanced it too: when this
+	// server's Delta updated-time is the listing's clock (the record read
+	// before the update showed the listed value), the value after the
+	// update is what the next listing will show.
+	updatedAt := t.Listed.UpdatedAt
+	if res.Outcome == OutcomeSynced && before.Table.Metadata.UpdatedTime == t.Listed.UpdatedAt {
+		updatedAt = after.Table.Metadata.UpdatedTime
+	}
+	resync := r.opts.ResyncInterval
+	if first {
+		resync = r.firstResync(t.Name)
+	}
+	st.verified = verified{
+		until:     r.opts.Now().Add(resync),
+		updatedAt: updatedAt, tableID: t.Listed.TableID, listedLoc: t.Listed.StorageLocation,
+		etag: after.Table.Metadata.Etag, version: *res.LogVersion, mode: t.Mode, typ: res.Type,
+	}
+}
+
+// firstResync is when a table verified for the first time (or again after
+// a failure) is first re-read: at a point of ResyncInterval fixed by its
+// name, so that the full re-reads of a fleet verified in one cycle are
+// spread evenly over every cycle of the interval instead of all coming due
+// together; later ones follow a whole ResyncInterval after each other.
+func (r *Reconciler) firstResync(name catalog.TableName) time.Duration {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(name.String()))
+	d := r.opts.ResyncInterval
+	return time.Duration(float64(d) * (float64(h.Sum32()) + 1) / (1 << 32))
+}
+
+// withoutSchemaTree is the snapshot kept between cycles: the same, without
+// the parsed schema tree, about a quarter of a small table's snapshot.
+// Nothing here reads it (Diff parses the schema string into the catalog's
+// model), and deltalog's Refresh builds a new snapshot's tree from the
+// schema string whenever the table advances.
+func withoutSchemaTree(s *deltalog.Snapshot) *deltalog.Snapshot {
+	if s == nil || s.Schema == nil {
+		return s
+	}
+	lean := *s
+	lean.Schema = nil
+	return &lean
+}

@@ -1,0 +1,98 @@
+package sync
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// TestTableSeriesFollowStatus: a table whose status, type or mode changes
+// keeps exactly one table_info series (the new label set), and a forgotten
+// table leaves none of its series behind while others keep theirs.
+func TestTableSeriesFollowStatus(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := newMetrics(reg, "v", "go")
+	v := func(n int64) *int64 { return &n }
+	m.recordTable(TableStatus{Table: "c.s.a", Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced, LogVersion: v(1)})
+	m.recordTable(TableStatus{Table: "c.s.b", Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced, LogVersion: v(5)})
+	m.recordTable(TableStatus{Table: "c.s.a", Type: "MANAGED", Mode: ModeWarn, Status: StatusOutOfSync,
+		Drift: []Kind{KindComment}, OutOfSyncCycles: 1})
+	want := `
+# HELP deltasync_table_info Always 1; labels describe each selected table and its sync status (Synced, OutOfSync, Unknown).
+# TYPE deltasync_table_info gauge
+deltasync_table_info{mode="sync",sync_status="Synced",table="c.s.b",table_type="EXTERNAL"} 1
+deltasync_table_info{mode="warn",sync_status="OutOfSync",table="c.s.a",table_type="MANAGED"} 1
+# HELP deltasync_table_log_version Latest Delta log version read for the table.
+# TYPE deltasync_table_log_version gauge
+deltasync_table_log_version{table="c.s.a"} 1
+deltasync_table_log_version{table="c.s.b"} 5
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "deltasync_table_info", "deltasync_table_log_version"); err != nil {
+		t.Error(err)
+	}
+	if got := testutil.ToFloat64(onlyDrift(t, reg, "c.s.a", "comment")); got != 1 {
+		t.Errorf("drift comment of c.s.a = %v, want 1", got)
+	}
+	m.forgetTable("c.s.a")
+	n, err := testutil.GatherAndCount(reg, "deltasync_table_info", "deltasync_table_drift", "deltasync_table_log_version",
+		"deltasync_table_out_of_sync_cycles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 1 + len(driftKinds) + 1 + 1; n != want { // c.s.b only
+		t.Errorf("%d per-table series after forgetting c.s.a, want %d (c.s.b's)", n, want)
+	}
+}
+
+// onlyDrift returns a collector yielding one drift series of the registry.
+func onlyDrift(t *testing.T, reg *prometheus.Registry, table, kind string) prometheus.Collector {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "deltasync_table_drift" {
+			continue
+		}
+		for _, mt := range mf.GetMetric() {
+			l := map[string]string{}
+			for _, p := range mt.GetLabel() {
+				l[p.GetName()] = p.GetValue()
+			}
+			if l["table"] == table && l["kind"] == kind {
+				g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "x"})
+				g.Set(mt.GetGauge().GetValue())
+				return g
+			}
+		}
+	}
+	t.Fatalf("no drift series for %s %s", table, kind)
+	return nil
+}
+
+// BenchmarkRecordTable measures publishing one table's state in a registry
+// already holding n tables: flat in n (it was linear: DeletePartialMatch).
+func BenchmarkRecordTable(b *testing.B) {
+	for _, n := range []int{1000, 10000, 50000} {
+		b.Run(fmt.Sprint(n, "tables"), func(b *testing.B) {
+			m := newMetrics(prometheus.NewRegistry(), "v", "go")
+			v := int64(3)
+			st := make([]TableStatus, n)
+			for i := range st {
+				st[i] = TableStatus{Table: fmt.Sprintf("c.s%d.t%d", i%50, i), Type: "EXTERNAL", Mode: ModeSync,
+					Status: StatusSynced, Outcome: OutcomeUnchanged, LogVersion: &v, CatalogVersion: &v}
+				m.recordTable(st[i])
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				m.recordTable(st[i%n])
+				i++
+			}
+		})
+	}
+}

@@ -1,0 +1,446 @@
+//go:build unix
+
+package sync_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	stdsync "sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uctest"
+	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/sync"
+)
+
+// The scale benchmark (BENCHMARKS.md, "Fleet scale"): N realistic tables,
+// registered in uctest running in a separate process (this test binary
+// re-executed as TestScaleServer), reconciled by one Reconciler here.
+//
+//	DELTASYNC_SCALE_TABLES=10000 DELTASYNC_PYTHON=... DELTASYNC_CACHE=$PWD/.cache \
+//	  go test ./sync -run '^TestScale$' -v -timeout 0
+//
+// Optional: DELTASYNC_SCALE_CONCURRENCY (default 16), DELTASYNC_SCALE_LATENCY
+// (e.g. 10ms: uctest delays every request once the tables are registered).
+const (
+	scaleTemplates  = 30   // distinct logs, written by delta-rs (testdata/scale/make_templates.py)
+	scalePerSchema  = 1000 // tables per schema
+	scaleRev        = "r1" // bump when the generator changes
+	scaleServeEnv   = "DELTASYNC_SCALE_SERVE"
+	scaleTablesEnv  = "DELTASYNC_SCALE_TABLES"
+	scaleLatencyEnv = "DELTASYNC_SCALE_LATENCY"
+)
+
+func scaleCache(t testing.TB) string {
+	d := os.Getenv("DELTASYNC_CACHE")
+	if d == "" {
+		d = filepath.Join(os.TempDir(), "deltasync-cache")
+	}
+	d, err := filepath.Abs(filepath.Join(d, "scale"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// scaleTables makes (or reuses) n table directories whose _delta_log files
+// are hard links to the templates'.
+func scaleTables(t testing.TB, n int) string {
+	t.Helper()
+	root := scaleCache(t)
+	tpl := filepath.Join(root, "templates-"+scaleRev)
+	if _, err := os.Stat(filepath.Join(tpl, "complete")); err != nil {
+		py := os.Getenv("DELTASYNC_PYTHON")
+		if py == "" {
+			t.Skip("DELTASYNC_PYTHON (python with deltalake) is needed once to write the template tables")
+		}
+		if err := os.MkdirAll(tpl, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		script, _ := filepath.Abs(filepath.Join("testdata", "scale", "make_templates.py"))
+		cmd := exec.Command(py, script, tpl, strconv.Itoa(scaleTemplates))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("writing templates: %v\n%s", err, out)
+		}
+		if err := os.WriteFile(filepath.Join(tpl, "complete"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(root, fmt.Sprintf("tables-%d-%s", n, scaleRev))
+	if _, err := os.Stat(filepath.Join(dir, "complete")); err == nil {
+		return dir
+	}
+	for i := range n {
+		src := filepath.Join(tpl, fmt.Sprintf("t%03d", i%scaleTemplates), "_delta_log")
+		dst := filepath.Join(dir, fmt.Sprintf("t%06d", i), "_delta_log")
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		entries, err := os.ReadDir(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				continue
+			}
+			if err := os.Link(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil && !os.IsExist(err) {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "complete"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func scaleName(i int) catalog.TableName {
+	return catalog.TableName{Catalog: "scale", Schema: fmt.Sprintf("s%03d", i/scalePerSchema), Table: fmt.Sprintf("t%06d", i)}
+}
+
+// TestScaleServer is the uctest process of TestScale; it does nothing unless
+// started by it. It registers every table, prints the URL and serves until
+// its stdin is closed.
+func TestScaleServer(t *testing.T) {
+	dir := os.Getenv(scaleServeEnv)
+	if dir == "" {
+		t.Skip("run by TestScale")
+	}
+	n, _ := strconv.Atoi(os.Getenv(scaleTablesEnv))
+	srv := uctest.NewServer(uctest.WithoutSpecValidation())
+	defer srv.Close()
+	c, err := catalog.New(srv.URL(), catalog.Options{IdleConnsPerHost: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := 0; i < n; i += scalePerSchema {
+		srv.AddSchema("scale", scaleName(i).Schema)
+	}
+	snaps := make([]*deltalog.Snapshot, scaleTemplates)
+	for i := range snaps {
+		snaps[i] = snapshot(t, filepath.Join(dir, fmt.Sprintf("t%06d", i)))
+	}
+	var next atomic.Int64
+	var wg stdsync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				loc := "file://" + filepath.Join(dir, fmt.Sprintf("t%06d", i))
+				if _, err := sync.Register(ctx, c, snaps[i%scaleTemplates], scaleName(i), loc); err != nil {
+					t.Errorf("register %d: %v", i, err)
+					return
+				}
+				if i%1000 == 999 {
+					srv.ResetRequests()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	srv.ResetRequests()
+	if d, err := time.ParseDuration(os.Getenv(scaleLatencyEnv)); err == nil {
+		srv.SetLatency(d)
+	}
+	go func() { // the server records every request: keep that bounded
+		for range time.Tick(time.Second) {
+			srv.ResetRequests()
+		}
+	}()
+	fmt.Printf("\nUCTEST_URL=%s\n", srv.URL())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
+// scaleCycle is what one cycle cost this process.
+type scaleCycle struct {
+	name                 string
+	wall, cpu            time.Duration
+	catalogReqs          map[string]int
+	lists, gets          float64
+	peakRSSMiB           float64
+	unchanged, synced, n int
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func peakRSSMiB() float64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Maxrss) / 1024 // KiB on Linux
+}
+
+func storageRequests(t testing.TB, reg *prometheus.Registry) (lists, gets float64) {
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "deltasync_storage_requests_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "op" && l.GetValue() == "list" {
+					lists += m.GetCounter().GetValue()
+				} else if l.GetName() == "op" {
+					gets += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return lists, gets
+}
+
+func TestScale(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv(scaleTablesEnv))
+	if n <= 0 || os.Getenv(scaleServeEnv) != "" {
+		t.Skip("set DELTASYNC_SCALE_TABLES=N to run the scale benchmark")
+	}
+	concurrency := 16
+	if c, err := strconv.Atoi(os.Getenv("DELTASYNC_SCALE_CONCURRENCY")); err == nil && c > 0 {
+		concurrency = c
+	}
+	dir := scaleTables(t, n)
+
+	// uctest in its own process: its CPU and memory are not ours.
+	child := exec.Command(os.Args[0], "-test.run=^TestScaleServer$", "-test.timeout=0")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GOMEMLIMIT=") && !strings.HasPrefix(kv, "GOGC=") { // ours, not the server's
+			child.Env = append(child.Env, kv)
+		}
+	}
+	child.Env = append(child.Env, scaleServeEnv+"="+dir, fmt.Sprintf("%s=%d", scaleTablesEnv, n))
+	stdin, err := child.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child.Stderr = os.Stderr
+	regStart := time.Now()
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = stdin.Close(); _ = child.Wait() }()
+	url := ""
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if u, ok := strings.CutPrefix(sc.Text(), "UCTEST_URL="); ok {
+			url = u
+			break
+		}
+	}
+	if url == "" {
+		t.Fatalf("uctest process ended without serving: %v", sc.Err())
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	t.Logf("%d tables registered in the uctest process in %s", n, time.Since(regStart).Round(time.Second))
+
+	var mu stdsync.Mutex
+	ops := map[string]int{}
+	reg := prometheus.NewRegistry()
+	metrics := sync.NewMetrics(reg, "scale")
+	client, err := catalog.New(url, catalog.Options{IdleConnsPerHost: concurrency + 2,
+		Observer: func(op string, status int, d time.Duration, err error) {
+			metrics.ObserveCatalog(op, status, d, err)
+			mu.Lock()
+			ops[op]++
+			mu.Unlock()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := sync.NewSelector([]sync.Rule{{Include: []string{"scale.*.*"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	baseHeap := ms.HeapAlloc
+	// The reconciler's clock stands still unless moved: the steady and
+	// drift cycles are "between resyncs"; the last cycle moves it one
+	// minute into the interval, where 1/60 of the tables are due.
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	rec, err := sync.New(sync.Options{Catalog: client, Selector: sel, Concurrency: concurrency,
+		ResyncInterval: time.Hour, Metrics: metrics, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	ctx := context.Background()
+
+	var cycles []scaleCycle
+	cycle := func(name string) *sync.Report {
+		mu.Lock()
+		clear(ops)
+		mu.Unlock()
+		l0, g0 := storageRequests(t, reg)
+		cpu0, start := cpuTime(), time.Now()
+		rep := rec.Sync(ctx)
+		c := scaleCycle{name: name, wall: time.Since(start), cpu: cpuTime() - cpu0, n: len(rep.Results),
+			unchanged: rep.Count(sync.OutcomeUnchanged), synced: rep.Count(sync.OutcomeSynced), peakRSSMiB: peakRSSMiB()}
+		l1, g1 := storageRequests(t, reg)
+		c.lists, c.gets = l1-l0, g1-g0
+		mu.Lock()
+		c.catalogReqs = copyCounts(ops)
+		mu.Unlock()
+		cycles = append(cycles, c)
+		if rep.Failed() || len(rep.Results) != n {
+			t.Fatalf("%s cycle: %s", name, rep.Summary())
+		}
+		return rep
+	}
+
+	if rep := cycle("first"); rep.Count(sync.OutcomeUnchanged) != n {
+		t.Errorf("first cycle: %s, want every table unchanged", rep.Summary())
+	}
+	if os.Getenv(scaleLatencyEnv) == "" {
+		if p := os.Getenv("DELTASYNC_SCALE_CPUPROFILE"); p != "" { // of the steady cycle
+			f, err := os.Create(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if rep := cycle("steady"); rep.Count(sync.OutcomeUnchanged) != n {
+			t.Errorf("steady cycle: %s", rep.Summary())
+		}
+		pprof.StopCPUProfile()
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		if p := os.Getenv("DELTASYNC_SCALE_HEAPPROFILE"); p != "" {
+			f, err := os.Create(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = pprof.WriteHeapProfile(f)
+			_ = f.Close()
+		}
+		t.Logf("heap retained after the steady cycle: %.1f KiB per table (%.0f MiB in all); heap obtained from the OS %.0f MiB, of it idle and not returned %.0f MiB",
+			float64(ms.HeapAlloc-baseHeap)/1024/float64(n), float64(ms.HeapAlloc-baseHeap)/(1<<20),
+			float64(ms.HeapSys)/(1<<20), float64(ms.HeapIdle-ms.HeapReleased)/(1<<20))
+
+		drifted := scaleDrift(t, ctx, url, dir, rec, n)
+		rep := cycle("1% drift")
+		if rep.Count(sync.OutcomeSynced) != drifted || rep.Count(sync.OutcomeUnchanged) != n-drifted {
+			t.Errorf("drift cycle: %s, want %d synced", rep.Summary(), drifted)
+		}
+		// Drifted tables: loadTable, updateTable, then loadTable and the
+		// classic getTable to confirm. Nothing for the others.
+		last := cycles[len(cycles)-1].catalogReqs
+		if last["loadTable"] != 2*drifted || last["updateTable"] != drifted || last["getTable"] != drifted {
+			t.Errorf("drift cycle: per-table catalog requests %v; want loadTable twice, updateTable and getTable once for each of %d drifted tables only",
+				last, drifted)
+		}
+
+		clock.Add(int64(time.Minute))
+		rep = cycle("1 min into the resync interval")
+		if rep.Count(sync.OutcomeUnchanged) != n {
+			t.Errorf("resync cycle: %s", rep.Summary())
+		}
+		resynced := cycles[len(cycles)-1].catalogReqs["loadTable"]
+		t.Logf("one minute into the resync interval: %d tables (%.2f%%) fully re-read", resynced, 100*float64(resynced)/float64(n))
+		if resynced == 0 || resynced > n/60*2 {
+			t.Errorf("%d of %d tables fully re-read one minute into a one-hour interval, want about 1/60", resynced, n)
+		}
+	}
+	var load [3]float64
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		_, _ = fmt.Sscan(string(b), &load[0], &load[1], &load[2])
+	}
+	t.Logf("%d tables, concurrency %d, GOMAXPROCS %d, load average %.1f %.1f %.1f, latency %q",
+		n, concurrency, runtime.GOMAXPROCS(0), load[0], load[1], load[2], os.Getenv(scaleLatencyEnv))
+	t.Logf("| cycle | wall | CPU | CPU per table | catalog req/table | storage LIST/table | storage GET/table | peak RSS | outcomes |")
+	t.Logf("|---|---|---|---|---|---|---|---|---|")
+	for _, c := range cycles {
+		total := 0
+		for _, v := range c.catalogReqs {
+			total += v
+		}
+		t.Logf("| %s | %.2f s | %.2f s | %.3f ms | %.4f %v | %.3f | %.3f | %.0f MiB | %d unchanged, %d synced |",
+			c.name, c.wall.Seconds(), c.cpu.Seconds(), float64(c.cpu.Microseconds())/1000/float64(n),
+			float64(total)/float64(n), c.catalogReqs, c.lists/float64(n), c.gets/float64(n), c.peakRSSMiB, c.unchanged, c.synced)
+	}
+}
+
+func copyCounts(m map[string]int) map[string]int {
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// scaleDrift drifts 1% of the tables: half get a new commit in their log
+// (a writer appended data; removed again when the test ends), half a
+// property set only in the catalog (someone edited the record). It returns
+// how many tables drifted.
+func scaleDrift(t *testing.T, ctx context.Context, url, dir string, rec *sync.Reconciler, n int) int {
+	t.Helper()
+	other, err := catalog.New(url, catalog.Options{}) // not counted: someone else's requests
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions := map[string]int64{}
+	for _, s := range rec.Status() {
+		if s.LogVersion != nil {
+			versions[s.Table] = *s.LogVersion
+		}
+	}
+	drifted := 0
+	for i := 7; i < n; i += 100 {
+		name := scaleName(i)
+		drifted++
+		if (i/100)%2 == 0 {
+			v := versions[name.String()] + 1
+			p := filepath.Join(dir, name.Table, "_delta_log", fmt.Sprintf("%020d.json", v))
+			line := fmt.Sprintf(`{"commitInfo":{"timestamp":%d,"operation":"WRITE"}}`+"\n"+
+				`{"add":{"path":"bench-%d.parquet","partitionValues":{},"size":1,"modificationTime":%d,"dataChange":true}}`+"\n",
+				time.Now().UnixMilli(), v, time.Now().UnixMilli())
+			if err := os.WriteFile(p, []byte(line), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = os.Remove(p) })
+			continue
+		}
+		lt, err := other.LoadTable(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = other.UpdateTable(ctx, name, catalog.UpdateTableRequest{
+			Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: lt.Metadata.TableUUID}, catalog.AssertEtag{Etag: lt.Metadata.Etag}},
+			Updates:      []catalog.Update{catalog.SetProperties{Updates: map[string]string{"bench.drift": "1"}}},
+		})
+		if err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatal(err)
+		}
+	}
+	return drifted
+}

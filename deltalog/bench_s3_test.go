@@ -22,37 +22,7 @@ func BenchmarkLoadS3(b *testing.B) {
 	}
 	ctx := context.Background()
 	dir := fixtureDir(b, 10_000)
-	backend := s3mem.New()
-	if err := backend.CreateBucket("lake"); err != nil {
-		b.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	defer srv.Close()
-	creds := Credentials{S3AccessKeyID: "AKIDEXAMPLE", S3SecretAccessKey: "secret"}
-	query := "?endpoint=" + url.QueryEscape(srv.URL) + "&region=us-east-1&use_path_style=true&disable_https=true"
-	seed, _, err := openBucket(ctx, "s3://lake/t"+query, creds)
-	if err != nil {
-		b.Fatal(err)
-	}
-	entries, err := os.ReadDir(filepath.Join(dir, "_delta_log"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(dir, "_delta_log", e.Name()))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := seed.WriteAll(ctx, logDir+e.Name(), data, nil); err != nil {
-			b.Fatal(err)
-		}
-	}
-	_ = seed.Close()
-	tbl, err := Open(ctx, "s3://lake/t"+query, WithCredentials(creds))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer tbl.Close()
+	tbl := openS3BenchTable(b, dir)
 	if snap, err := tbl.Load(ctx, LoadOptions{}); err != nil || snap.Version != fixtureLatest {
 		b.Fatalf("Load = %v, %v; want version %d", snap, err, fixtureLatest)
 	}
@@ -67,4 +37,47 @@ func BenchmarkLoadS3(b *testing.B) {
 		n++
 	}
 	b.ReportMetric(float64(processCPU()-cpu0)/float64(n)/1e6, "cpu-ms/op")
+}
+
+// openS3BenchTable copies the _delta_log of the local table at dir into an
+// in-process gofakes3 bucket on loopback and opens it through s3blob. The
+// server and the table are closed when b ends.
+func openS3BenchTable(b *testing.B, dir string) *Table {
+	b.Helper()
+	ctx := context.Background()
+	backend := s3mem.New()
+	if err := backend.CreateBucket("lake"); err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	b.Cleanup(srv.Close)
+	creds := Credentials{S3AccessKeyID: "AKIDEXAMPLE", S3SecretAccessKey: "secret"}
+	u := "s3://lake/t?endpoint=" + url.QueryEscape(srv.URL) + "&region=us-east-1&use_path_style=true&disable_https=true"
+	seed, _, err := openBucket(ctx, u, creds)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer seed.Close()
+	entries, err := os.ReadDir(filepath.Join(dir, "_delta_log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "_delta_log", e.Name()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := seed.WriteAll(ctx, logDir+e.Name(), data, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tbl, err := Open(ctx, u, WithCredentials(creds))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = tbl.Close() })
+	return tbl
 }

@@ -21,17 +21,7 @@ func BenchmarkLoadLayoutsS3(b *testing.B) {
 			if _, err := tbl.Load(ctx, LoadOptions{}); err != nil {
 				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu0 := processCPU()
-			n := 0
-			for b.Loop() {
-				if _, err := tbl.Load(ctx, LoadOptions{}); err != nil {
-					b.Fatal(err)
-				}
-				n++
-			}
-			b.ReportMetric(float64(processCPU()-cpu0)/float64(n)/1e6, "cpu-ms/op")
+			timeLoads(b, ctx, tbl)
 		})
 	}
 }

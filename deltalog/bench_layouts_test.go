@@ -88,17 +88,7 @@ func BenchmarkLoadLayouts(b *testing.B) {
 				b.Fatal(err)
 			}
 			gets = 0
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu0 := processCPU()
-			n := 0
-			for b.Loop() {
-				if _, err := tbl.Load(ctx, LoadOptions{}); err != nil {
-					b.Fatal(err)
-				}
-				n++
-			}
-			b.ReportMetric(float64(processCPU()-cpu0)/float64(n)/1e6, "cpu-ms/op")
+			n := timeLoads(b, ctx, tbl)
 			b.ReportMetric(float64(gets)/float64(n), "gets/op")
 		})
 	}

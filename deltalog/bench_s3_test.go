@@ -26,17 +26,7 @@ func BenchmarkLoadS3(b *testing.B) {
 	if snap, err := tbl.Load(ctx, LoadOptions{}); err != nil || snap.Version != fixtureLatest {
 		b.Fatalf("Load = %v, %v; want version %d", snap, err, fixtureLatest)
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := processCPU()
-	n := 0
-	for b.Loop() {
-		if _, err := tbl.Load(ctx, LoadOptions{}); err != nil {
-			b.Fatal(err)
-		}
-		n++
-	}
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(n)/1e6, "cpu-ms/op")
+	timeLoads(b, ctx, tbl)
 }
 
 // openS3BenchTable copies the _delta_log of the local table at dir into an

@@ -190,7 +190,13 @@ func (e *env) reconciler(rules []sync.Rule, mutate ...func(*sync.Options)) *sync
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	o := sync.Options{Catalog: e.client, Selector: sel, Concurrency: 2}
+	// Every table here lives under the temp dir: the tests list it, as a
+	// deployment lists its file:// roots.
+	pol, err := sync.NewStoragePolicy([]string{"file://" + filepath.ToSlash(os.TempDir()) + "/**"}, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	o := sync.Options{Catalog: e.client, Selector: sel, Concurrency: 2, Storage: pol}
 	for _, m := range mutate {
 		m(&o)
 	}

@@ -108,6 +108,9 @@ func (r *Reconciler) reconcile(ctx context.Context, t Target) Result {
 			}
 		}
 		if err != nil {
+			if refused(&res, err) {
+				return res
+			}
 			if isLogContentError(err) {
 				res.Outcome, res.Status, res.ErrorReason = OutcomeFlagged, StatusUnknown, ReasonLog
 				res.Reason = "log cannot be read: " + err.Error()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -39,9 +40,13 @@ type Result struct {
 // Reconcile brings one table's catalog record in line with its log, or
 // flags why it cannot. It is level-based: both sides are re-read every time.
 // Cancelling ctx does not interrupt it; it runs to completion within
-// Options.TableTimeout.
+// Options.TableTimeout, or by ctx's deadline if that is sooner.
 func (r *Reconciler) Reconcile(ctx context.Context, t Target) Result {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.TableTimeout)
+	timeout := r.opts.TableTimeout
+	if d, ok := ctx.Deadline(); ok { // an overall deadline (plan --timeout) still applies
+		timeout = min(timeout, time.Until(d))
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	res := r.reconcile(ctx, t)
 	r.record(res)

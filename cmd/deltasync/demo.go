@@ -120,6 +120,8 @@ func (c *cli) demo(ctx context.Context, dir string) error {
 		{Include: []string{"demo.ops.*"}, Mode: "warn"},
 	}
 	cfg.Log.Level = "error"
+	// The demo's tables are local: list their root, as a deployment must.
+	cfg.Storage.AllowedLocations = []string{"file://" + filepath.ToSlash(dir) + "/**"}
 	quiet := &cli{ctx: ctx, stdout: out, stderr: io.Discard, env: c.env}
 
 	fmt.Fprintln(out, "\n4. deltasync plan — what would change (never writes):")

@@ -44,6 +44,8 @@ type syncFlags struct {
 	heartbeatURL   string
 	pushgatewayURL string
 	httpTokenFile  string
+	allowLocations []string
+	timeout        time.Duration
 }
 
 func addSyncFlags(cmd *cobra.Command, f *syncFlags) {
@@ -65,6 +67,8 @@ func addSyncFlags(cmd *cobra.Command, f *syncFlags) {
 	fs.StringVar(&f.httpTokenFile, "http-token-file", "", "file holding the bearer token required on /metrics and / (run; /healthz and /readyz stay open)")
 	fs.StringVar(&f.heartbeatURL, "heartbeat-url", "", "URL pinged (GET) after every successful cycle")
 	fs.StringVar(&f.pushgatewayURL, "pushgateway-url", "", "Pushgateway to push metrics to after once")
+	fs.StringArrayVar(&f.allowLocations, "allow-location", nil, "storage location glob tables may live under, e.g. s3://lake/warehouse/** or file:///data/** (repeatable; replaces storage.allowed_locations)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "overall deadline for plan and once (0: none)")
 }
 
 // envName is the environment variable for a flag: DELTASYNC_CATALOG_URL.
@@ -77,14 +81,14 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 	var errs []error
 	fs := cmd.Flags()
 	for _, name := range []string{"config", "catalog-url", "token-file", "include", "exclude", "mode", "output",
-		"shard", "listen", "schedule", "log-format", "log-level", "credentials", "concurrency", "heartbeat-url", "pushgateway-url", "http-token-file"} {
+		"shard", "listen", "schedule", "log-format", "log-level", "credentials", "concurrency", "heartbeat-url", "pushgateway-url", "http-token-file", "allow-location", "timeout"} {
 		fl := fs.Lookup(name)
 		v, ok := c.env[envName(name)]
 		if fl == nil || fl.Changed || !ok {
 			continue
 		}
 		vals := []string{v}
-		if name == "include" || name == "exclude" {
+		if name == "include" || name == "exclude" || name == "allow-location" {
 			vals = strings.Split(v, ",")
 		}
 		for _, v := range vals {
@@ -139,10 +143,16 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 	if changed("concurrency") {
 		cfg.Concurrency = f.concurrency
 	}
+	if changed("allow-location") {
+		cfg.Storage.AllowedLocations = f.allowLocations
+	}
 	if f.output != "text" && f.output != "json" {
 		errs = append(errs, fmt.Errorf("-o %q: want text or json", f.output))
 	}
 	if err := cfg.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cfg.validateSecurity(c.getenv); err != nil {
 		errs = append(errs, err)
 	}
 	return cfg, errors.Join(errs...)
@@ -188,6 +198,7 @@ func (c *cli) newApp(cfg config, dryRun bool) (*app, error) {
 	a.client, err = catalog.New(strings.TrimRight(cfg.Catalog.URL, "/"), catalog.Options{
 		Token: tok, Version: version, Timeout: time.Duration(cfg.Catalog.Timeout),
 		Observer: a.metrics.ObserveCatalog, CAFile: cfg.Catalog.CAFile, InsecureSkipVerify: cfg.Catalog.InsecureSkipVerify,
+		Retry: retryPolicy(cfg.Catalog, a.log),
 	})
 	if err != nil {
 		return nil, err
@@ -200,8 +211,12 @@ func (c *cli) newApp(cfg config, dryRun bool) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
+	storage, err := cfg.Storage.policy()
+	if err != nil {
+		return nil, err
+	}
 	a.rec, err = sync.New(sync.Options{
-		Catalog: a.client, Selector: sel, Shard: shard,
+		Catalog: a.client, Selector: sel, Shard: shard, Storage: storage,
 		VendedCredentials: cfg.Credentials == "vended",
 		Diff:              sync.DiffOptions{IgnoreProperties: cfg.IgnoreProperties},
 		Concurrency:       cfg.Concurrency,
@@ -267,7 +282,7 @@ func pingHeartbeat(ctx context.Context, rawURL string) error {
 // pushMetrics pushes the registry to a Pushgateway (for once in a CronJob).
 func pushMetrics(ctx context.Context, p pushConfig, reg *prometheus.Registry) error {
 	if err := push.New(p.URL, p.Job).Gatherer(reg).PushContext(ctx); err != nil {
-		return fmt.Errorf("pushgateway: %w", err)
+		return fmt.Errorf("pushgateway %s: %s", redactURL(p.URL), redactString(err.Error(), p.URL))
 	}
 	return nil
 }

@@ -54,7 +54,7 @@ type locationPattern struct {
 
 // bucketOptionNames are the driver parameters accepted per scheme.
 var bucketOptionNames = map[string][]string{
-	"s3":     {"region", "endpoint", "use_path_style", "s3ForcePathStyle", "disable_https", "dualstack", "fips", "accelerate", "profile", "awssdk", "anonymous", "rate_limiter_capacity", "request_checksum_calculation", "response_checksum_validation"},
+	"s3":     {"region", "endpoint", "use_path_style", "s3ForcePathStyle", "disable_https", "dualstack", "fips", "accelerate", "profile", "role", "awssdk", "anonymous", "hostname_immutable", "rate_limiter_capacity", "request_checksum_calculation", "response_checksum_validation"},
 	"gs":     {"anonymous", "access_id", "private_key_path"},
 	"azblob": {"storage_account", "domain", "protocol", "localemu", "cdn"},
 	"abfss":  {"domain", "protocol", "localemu", "cdn"},

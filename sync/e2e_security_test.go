@@ -214,17 +214,21 @@ func TestAttackQueryEndpoint(t *testing.T) {
 	}
 
 	for _, tc := range []struct {
-		name string
-		pol  *sync.StoragePolicy
+		name   string
+		pol    *sync.StoragePolicy
+		vended bool
 	}{
-		{"default allow-list", nil},
-		{"bucket allowed", policy(t, []string{"s3://lake/wh/**"}, sync.BucketOptions{Location: "s3://lake", Options: lake})},
+		{"default allow-list", nil, false},
+		{"bucket allowed", policy(t, []string{"s3://lake/wh/**"}, sync.BucketOptions{Location: "s3://lake", Options: lake}), false},
+		// Refused before any credentials are vended, so none can be sent
+		// to the attacker's endpoint either.
+		{"vended credentials", nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
 			m := sync.NewMetrics(reg, "test")
 			r := e.reconciler([]sync.Rule{{Include: []string{e.catalog + ".s.*"}, Mode: sync.ModeSync}},
-				func(o *sync.Options) { o.Storage, o.Metrics = tc.pol, m })
+				func(o *sync.Options) { o.Storage, o.Metrics, o.VendedCredentials = tc.pol, m, tc.vended })
 			rep := r.Sync(context.Background())
 			out := outputs(t, r, rep, reg)
 			for _, table := range attacks {
@@ -238,6 +242,13 @@ func TestAttackQueryEndpoint(t *testing.T) {
 			}
 			if strings.Contains(out, evil.URL) {
 				t.Errorf("output repeats the attacker's endpoint")
+			}
+			if e.srv != nil && tc.vended {
+				for _, req := range e.srv.Requests() {
+					if strings.Contains(req.Path, "credentials") && strings.Contains(req.Path+string(req.Body), "query_endpoint") {
+						t.Errorf("credentials were vended for a refused table: %s %s", req.Method, req.Path)
+					}
+				}
 			}
 			if tc.pol != nil {
 				if res := findResult(t, rep, e.name("good").String()); res.Outcome != sync.OutcomeUnchanged {

@@ -122,6 +122,12 @@ func (c *cli) demo(ctx context.Context, dir string) error {
 	cfg.Log.Level = "error"
 	// The demo's tables are local: list their root, as a deployment must.
 	cfg.Storage.AllowedLocations = []string{"file://" + filepath.ToSlash(dir) + "/**"}
+	// The managed table lives where the catalog put it: list that root too.
+	ti, err := client.GetTable(ctx, events.String())
+	if err != nil {
+		return err
+	}
+	cfg.Storage.AllowedLocations = append(cfg.Storage.AllowedLocations, sync.NormalizeLocation(ti.StorageLocation))
 	quiet := &cli{ctx: ctx, stdout: out, stderr: io.Discard, env: c.env}
 
 	fmt.Fprintln(out, "\n4. deltasync plan — what would change (never writes):")

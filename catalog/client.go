@@ -217,7 +217,11 @@ func (c *Client) do(ctx context.Context, r request, out any) (int, error) {
 		if attempt >= c.retry.MaxAttempts || !Retryable(err) {
 			return status, err
 		}
-		if serr := c.retry.Sleep(ctx, c.retry.backoff(attempt, retryAfter)); serr != nil {
+		wait := c.retry.backoff(attempt, retryAfter)
+		if c.retry.OnWait != nil {
+			c.retry.OnWait(r.op, attempt, wait, retryAfter, err)
+		}
+		if serr := c.retry.Sleep(ctx, wait); serr != nil {
 			return status, fmt.Errorf("catalog: %s: %w (last error: %w)", r.op, serr, err)
 		}
 	}
@@ -269,20 +273,16 @@ func (c *Client) attempt(ctx context.Context, r request, target string, payload 
 		return status, 0, body, nil
 	}
 	if tok != "" { // scrub before parsing, so trimming cannot cut the token in half
-		body = bytes.ReplaceAll(body, []byte(tok), []byte("[REDACTED]"))
+		body = []byte(redactToken(string(body), tok))
 	}
 	apiErr := parseAPIError(status, body)
 	apiErr.Operation = r.op
 	return status, parseRetryAfter(resp.Header.Get("Retry-After"), c.retry.Now()), nil, apiErr
 }
 
-// redact removes tok from s.
-func redact(s, tok string) string {
-	if tok == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, tok, "[REDACTED]")
-}
+// redact removes tok, and any run of 8 or more of its characters in any
+// case, from s.
+func redact(s, tok string) string { return redactToken(s, tok) }
 
 // redactErr returns err's message with tok removed, keeping err for errors.Is/As.
 func redactErr(err error, tok string) error {

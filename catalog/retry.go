@@ -30,6 +30,10 @@ type RetryPolicy struct {
 	Jitter func(d time.Duration) time.Duration
 	// Now is the clock used to read HTTP-date Retry-After values. Default time.Now.
 	Now func() time.Time
+	// OnWait, if set, is told of every wait before a retry: the operation,
+	// the attempts made so far, the wait, the server's Retry-After (0 when
+	// none; the wait is capped at MaxRetryAfter) and the error being retried.
+	OnWait func(op string, attempt int, wait, retryAfter time.Duration, err error)
 }
 
 // DefaultRetryPolicy returns the defaults described on RetryPolicy.

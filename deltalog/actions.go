@@ -120,9 +120,12 @@ func (fa *fileActions) addLine(text []byte, wantCommitInfo bool) error {
 	if text[0] != '{' {
 		return fmt.Errorf("not a JSON object")
 	}
-	if skipped(firstKey(text), wantCommitInfo) {
+	if key := firstKey(text); skipped(key, wantCommitInfo) {
 		if !balanced(text) {
 			return fmt.Errorf("unbalanced JSON object (truncated line?)")
+		}
+		if !objectValue(text, key) {
+			return fmt.Errorf("%s: action is not a JSON object", key)
 		}
 		return nil
 	}
@@ -210,6 +213,17 @@ func firstKey(text []byte) []byte {
 		return nil
 	}
 	return key
+}
+
+// objectValue reports whether the value of key, the first key of text as
+// returned by firstKey (it aliases text), is a JSON object or null (an
+// absent action, as for the decoded ones). `{"add":"x"}` is not.
+func objectValue(text, key []byte) bool {
+	i := cap(text) - cap(key) + len(key) + 1 // just past the key's closing quote
+	for i < len(text) && (isSpace(text[i]) || text[i] == ':') {
+		i++
+	}
+	return i < len(text) && (text[i] == '{' || bytes.HasPrefix(text[i:], []byte("null")))
 }
 
 // balanced reports whether text is one bracket-balanced object: every {

@@ -26,6 +26,14 @@ func TestParseActionsLines(t *testing.T) {
 		{"bad protocol type", `{"protocol":{"minReaderVersion":"one"}}`, 1, false},
 		{"escaped key is decoded", `{"\u0061dd":{"path":"x"}}`, 0, false},
 		{"null actions", `{"protocol":null,"metaData":null}`, 0, false},
+		{"null add", `{"add":null}`, 0, false},
+		{"add of the wrong type", proto + "\n" + `{"add":"x"}`, 2, false},
+		{"remove of the wrong type", `{"remove" : 5}`, 1, false},
+		{"cdc array", `{"cdc":[{"path":"x"}]}`, 1, false},
+		{"txn number", add + "\n" + `{"txn":1}`, 2, false},
+		{"metaData of the wrong type", `{"metaData":[1]}`, 1, false},
+		{"commitInfo of the wrong type", `{"commitInfo":"x"}`, 1, false},
+		{"protocol of the wrong type", `{"protocol":"x"}`, 1, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

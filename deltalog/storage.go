@@ -41,6 +41,7 @@ func WithObserver(obs Observer) Option {
 // reads its _delta_log. Supported forms:
 //
 //	/data/tables/t, ./t, file:///data/tables/t   local directory
+//	file:/data/tables/t                            the same (Hadoop's spelling)
 //	mem://bucket/t                                 in-memory (tests; always empty)
 //	s3://bucket/path/t?region=..&endpoint=..&use_path_style=true
 //	gs://bucket/path/t
@@ -54,18 +55,25 @@ func WithObserver(obs Observer) Option {
 // Open makes no storage request; a missing table is reported by Load.
 func Open(ctx context.Context, rawURL string, opts ...Option) (*Table, error) {
 	o := applyOptions(opts)
+	rawURL = hadoopFile(rawURL)
 	b, name, err := openBucket(ctx, rawURL, o.creds)
 	if err != nil {
 		return nil, &LogError{Op: "open", Table: redactURL(rawURL), Version: -1, Err: classifyStoreError(err)}
 	}
+	root, err := openRoot(rawURL)
+	if err != nil {
+		_ = b.Close()
+		return nil, &LogError{Op: "open", Table: name, Version: -1, Err: err}
+	}
 	t := NewTable(b, name, opts...)
-	t.ownsBucket = true
+	t.ownsBucket, t.root = true, root
 	return t, nil
 }
 
 // openBucket returns a bucket rooted at the table directory of rawURL (its
 // keys are "_delta_log/...") and the table name used in errors.
 func openBucket(ctx context.Context, rawURL string, creds Credentials) (*blob.Bucket, string, error) {
+	rawURL = hadoopFile(rawURL)
 	name := redactURL(rawURL)
 	if !strings.Contains(rawURL, "://") {
 		b, err := openDir(rawURL)

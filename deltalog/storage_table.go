@@ -19,6 +19,9 @@ import (
 // get reads the whole object at key (one GET) and reports it. buf, when
 // big enough, is reused for the data.
 func (t *Table) get(ctx context.Context, key string, buf []byte) ([]byte, error) {
+	if err := t.confine(key); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	data, err := readFileInto(ctx, t.bucket, key, buf)
 	t.opts.observe("get", start, err)
@@ -27,6 +30,9 @@ func (t *Table) get(ctx context.Context, key string, buf []byte) ([]byte, error)
 
 // listObjects is listLog over the Table's bucket, reporting each page.
 func (t *Table) listObjects(ctx context.Context, startAfter string) ([]*blob.ListObject, error) {
+	if err := t.confine(logDir); err != nil {
+		return nil, err
+	}
 	objs, err := listLogPages(ctx, t.bucket, startAfter, t.opts.observe)
 	return objs, classifyStoreError(err)
 }
@@ -34,6 +40,9 @@ func (t *Table) listObjects(ctx context.Context, startAfter string) ([]*blob.Lis
 // readerAt is newReaderAt over the Table's bucket; the HEAD (when size is
 // unknown) and every ranged GET are reported.
 func (t *Table) readerAt(ctx context.Context, key string, size int64) (*rangeReaderAt, int64, error) {
+	if err := t.confine(key); err != nil {
+		return nil, 0, err
+	}
 	if size < 0 {
 		start := time.Now()
 		attrs, err := t.bucket.Attributes(ctx, key)

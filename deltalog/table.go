@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	stdsync "sync"
 	"time"
 
@@ -19,6 +20,8 @@ type Table struct {
 	opts   options
 	// ownsBucket makes Close close the bucket (set by Open, which made it).
 	ownsBucket bool
+	// root confines the reads of a local table to its directory (see confine).
+	root *os.Root
 }
 
 // NewTable returns a Table over bucket, which must already be rooted at
@@ -50,6 +53,9 @@ func serialize(obs Observer) Observer {
 func (t *Table) Close() error {
 	if t == nil || !t.ownsBucket || t.bucket == nil {
 		return nil
+	}
+	if t.root != nil {
+		_ = t.root.Close()
 	}
 	return t.bucket.Close()
 }

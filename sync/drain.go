@@ -16,8 +16,12 @@ const DefaultShutdownDrain = 20 * time.Second
 // once parent is cancelled (shutdown), by drain more. Without that bound a
 // catalog that stops answering keeps a stopping daemon alive through every
 // retry of every request (attempts × per-attempt timeout), past any grace
-// period, and it is killed anyway.
+// period, and it is killed anyway. A deadline on parent (plan --timeout)
+// still applies when it is sooner than timeout.
 func tableContext(parent context.Context, timeout, drain time.Duration) (context.Context, context.CancelFunc) {
+	if d, ok := parent.Deadline(); ok {
+		timeout = min(timeout, time.Until(d))
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), timeout)
 	stop := context.AfterFunc(parent, func() {
 		t := time.NewTimer(drain)

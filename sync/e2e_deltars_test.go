@@ -399,6 +399,7 @@ func (e *env) createManaged(table string) {
 		t.Fatalf("staging table at %s: the MANAGED part needs file:// managed storage", st.Location)
 	}
 	dir := strings.TrimPrefix(st.Location, "file://")
+	e.allowed = append(e.allowed, sync.NormalizeLocation(st.Location)) // managed storage lies outside the temp dir
 	if e.srv == nil {
 		// The real server's managed storage: remove what this test wrote.
 		t.Cleanup(func() { _ = os.RemoveAll(dir) })

@@ -30,6 +30,8 @@ type env struct {
 	client  *catalog.Client
 	catalog string
 	schema  string
+	// allowed are table roots outside the temp dir that reconcilers may read.
+	allowed []string
 }
 
 // newEnv uses the real server at DELTASYNC_UC_URL when set, else uctest;
@@ -202,7 +204,13 @@ func (e *env) reconciler(rules []sync.Rule, mutate ...func(*sync.Options)) *sync
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	o := sync.Options{Catalog: e.client, Selector: sel, Concurrency: 2}
+	// Every table here lives under the temp dir: the tests list it, as a
+	// deployment lists its file:// roots.
+	pol, err := sync.NewStoragePolicy(append([]string{"file://" + filepath.ToSlash(os.TempDir()) + "/**"}, e.allowed...), nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	o := sync.Options{Catalog: e.client, Selector: sel, Concurrency: 2, Storage: pol}
 	for _, m := range mutate {
 		m(&o)
 	}

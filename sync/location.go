@@ -13,6 +13,9 @@ func NormalizeLocation(loc string) string {
 	}
 	scheme = strings.ToLower(scheme)
 	if scheme == "file" {
+		if r, ok := strings.CutPrefix(rest, "//localhost/"); ok {
+			rest = r // file://localhost/p is file:///p
+		}
 		rest = "/" + strings.TrimLeft(rest, "/")
 		rest = collapseSlashes(rest)
 		rest = strings.TrimRight(rest, "/")

@@ -47,11 +47,15 @@ func isLogContentError(err error) bool {
 // tables are read at the catalog's latest ratified version.
 func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fresh bool) (LogState, error) {
 	loc := rec.Table.Metadata.Location
+	_, openURL, err := r.opts.Storage.Resolve(loc)
+	if err != nil {
+		return LogState{}, err // refused before any storage request
+	}
 	opts := append([]deltalog.Option(nil), r.opts.LogOptions...)
 	if r.opts.Metrics != nil {
 		opts = append(opts, deltalog.WithObserver(r.opts.Metrics.ObserveStorage))
 	}
-	reopen := st.table == nil || st.url != loc
+	reopen := st.table == nil || st.url != openURL
 	if r.opts.VendedCredentials && (reopen || !r.opts.Now().Before(st.credsValid)) {
 		// Vend only when the table is (re)opened or its credentials are
 		// about to expire; the snapshot carries over to the new handle.
@@ -70,15 +74,15 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 		if st.table != nil {
 			_ = st.table.Close()
 		}
-		t, err := deltalog.Open(ctx, loc, opts...)
+		t, err := deltalog.Open(ctx, openURL, opts...)
 		if err != nil {
 			st.table, st.snap = nil, nil
 			return LogState{}, err
 		}
-		if st.url != loc {
+		if st.url != openURL {
 			st.snap = nil
 		}
-		st.table, st.url = t, loc
+		st.table, st.url = t, openURL
 	}
 	var lo deltalog.LoadOptions
 	if rec.Managed() {
@@ -88,7 +92,6 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 		lo.MaxRatifiedVersion = rec.Table.LatestTableVersion
 	}
 	var snap *deltalog.Snapshot
-	var err error
 	if st.snap != nil && !fresh {
 		snap, _, err = st.table.Refresh(ctx, st.snap, lo)
 	}

@@ -133,6 +133,9 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 			}
 		}
 		if err != nil {
+			if refused(&res, err) {
+				return res
+			}
 			if isLogContentError(err) {
 				res.Outcome, res.Status, res.ErrorReason = OutcomeFlagged, StatusUnknown, ReasonLog
 				res.Reason = "log cannot be read: " + err.Error()

@@ -22,6 +22,9 @@ type Options struct {
 	// VendedCredentials reads each log with READ credentials vended by the
 	// catalog; otherwise the process's ambient cloud credentials are used.
 	VendedCredentials bool
+	// Storage decides which catalog locations may be read and how each
+	// bucket is opened (nil: DefaultAllowedLocations, no bucket options).
+	Storage *StoragePolicy
 	// LogOptions are passed to deltalog.Open for every table.
 	LogOptions []deltalog.Option
 	Diff       DiffOptions

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -12,9 +13,19 @@ import (
 // Schedule says when the next cycle starts.
 type Schedule = cron.Schedule
 
-// ParseSchedule accepts "@every 1m", the cron descriptors (@hourly, ...)
-// and standard five-field cron expressions.
+// MinInterval is the shortest "@every" interval ParseSchedule accepts.
+const MinInterval = time.Second
+
+// ParseSchedule accepts "@every 1m" (at least MinInterval), the cron
+// descriptors (@hourly, ...) and standard five-field cron expressions.
 func ParseSchedule(spec string) (Schedule, error) {
+	// cron turns any interval below a second, even a negative one, into
+	// one second: refuse those rather than run cycles back to back.
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(spec), "@every "); ok {
+		if d, err := time.ParseDuration(strings.TrimSpace(rest)); err == nil && d < MinInterval {
+			return nil, fmt.Errorf("schedule %q: the interval must be at least %s", spec, MinInterval)
+		}
+	}
 	s, err := cron.ParseStandard(spec)
 	if err != nil {
 		return nil, fmt.Errorf("schedule %q: %w", spec, err)

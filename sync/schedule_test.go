@@ -61,12 +61,12 @@ func TestLoopJitterStaysInWindow(t *testing.T) {
 }
 
 func TestParseScheduleRejectsGarbage(t *testing.T) {
-	for _, s := range []string{"", "every minute", "* * *"} {
+	for _, s := range []string{"", "every minute", "* * *", "@every -1m", "@every 0s", "@every 1ms", "@every  999ms"} {
 		if _, err := ParseSchedule(s); err == nil {
 			t.Errorf("ParseSchedule(%q): want error", s)
 		}
 	}
-	for _, s := range []string{"@every 30s", "*/5 * * * *", "@hourly"} {
+	for _, s := range []string{"@every 30s", "@every 1s", "*/5 * * * *", "@hourly"} {
 		if _, err := ParseSchedule(s); err != nil {
 			t.Errorf("ParseSchedule(%q): %v", s, err)
 		}

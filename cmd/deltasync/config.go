@@ -36,6 +36,7 @@ type config struct {
 	Pushgateway      pushConfig    `json:"pushgateway"`
 	Shard            string        `json:"shard,omitempty"`
 	Log              logConfig     `json:"log"`
+	Storage          storageConfig `json:"storage"`
 }
 
 type catalogConfig struct {
@@ -47,6 +48,8 @@ type catalogConfig struct {
 	InsecureSkipVerify bool         `json:"insecure_skip_verify,omitempty"`
 	Timeout            duration     `json:"timeout"`
 	MaxRPS             float64      `json:"max_rps,omitempty"`
+	// MaxRetryAfter caps how long one retry waits on a server's Retry-After.
+	MaxRetryAfter duration `json:"max_retry_after"`
 }
 
 type oauthConfig struct {
@@ -107,7 +110,7 @@ func (d *duration) UnmarshalJSON(b []byte) error {
 func defaultConfig() config {
 	b := sync.DefaultBackoff()
 	return config{
-		Catalog:     catalogConfig{Timeout: duration(30 * time.Second)},
+		Catalog:     catalogConfig{Timeout: duration(30 * time.Second), MaxRetryAfter: duration(30 * time.Second)},
 		Credentials: "ambient",
 		Schedule:    "@every 1m",
 		Jitter:      duration(5 * time.Second),
@@ -162,8 +165,8 @@ func (c *config) validate() error {
 	auth := 0
 	if c.Catalog.TokenFile != "" {
 		auth++
-		if _, err := os.Stat(c.Catalog.TokenFile); err != nil {
-			bad("catalog.token_file: %v", err)
+		if err := checkSecretFile("catalog.token_file", c.Catalog.TokenFile); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if c.Catalog.TokenEnv != "" {
@@ -176,8 +179,8 @@ func (c *config) validate() error {
 		}
 		if o.ClientSecretFile == "" {
 			bad("catalog.oauth.client_secret_file: required")
-		} else if _, err := os.Stat(o.ClientSecretFile); err != nil {
-			bad("catalog.oauth.client_secret_file: %v", err)
+		} else if err := checkSecretFile("catalog.oauth.client_secret_file", o.ClientSecretFile); err != nil {
+			errs = append(errs, err)
 		}
 		if u, err := url.Parse(o.TokenURL); o.TokenURL == "" || err != nil || u.Host == "" {
 			bad("catalog.oauth.token_url %q: want an http(s) URL", o.TokenURL)
@@ -265,8 +268,8 @@ func (c *config) rules() []sync.Rule {
 	return out
 }
 
-// redacted returns a copy safe to print: URL credentials and query values
-// are hidden (heartbeat URLs often embed a secret).
+// redacted returns a copy safe to print: URL credentials, paths and query
+// values are hidden (heartbeat URLs often embed a secret in either).
 func (c config) redacted() config {
 	c.Catalog.URL = redactURL(c.Catalog.URL)
 	c.HeartbeatURL = redactURL(c.HeartbeatURL)
@@ -290,6 +293,7 @@ func redactURL(s string) string {
 	if u.User != nil {
 		u.User = url.User("REDACTED")
 	}
+	redactPath(u)
 	if u.RawQuery != "" {
 		q := u.Query()
 		for k := range q {

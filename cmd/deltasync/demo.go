@@ -73,6 +73,10 @@ type demoEnv struct {
 	dir       string
 	orders    *demoLog
 	customers *demoLog
+	// locations are the storage roots deltasync may read: the demo's tables
+	// are local, and local paths are read only when listed, as a deployment
+	// must list them.
+	locations []string
 }
 
 // rules are the demo's table rules: the sales tables in sync mode, the
@@ -95,6 +99,7 @@ func (c *cli) demo(ctx context.Context, dir, catalogURL string, keep bool) error
 	cfg.Catalog.URL = d.cat.url
 	cfg.Tables = d.rules()
 	cfg.Log.Level = "error"
+	cfg.Storage.AllowedLocations = d.locations
 	quiet := &cli{ctx: ctx, stdout: out, stderr: io.Discard, env: c.env}
 
 	fmt.Fprintln(out, "\n4. deltasync plan — what would change (never writes):")
@@ -184,7 +189,14 @@ func (c *cli) demoSetup(ctx context.Context, dir, catalogURL string, keep bool) 
 	fmt.Fprintln(out, "     orders: a writer added the column `discount` (schema evolution)")
 	fmt.Fprintln(out, "     customers: a writer changed delta.logRetentionDuration and the description")
 	fmt.Fprintln(out, "     events: someone edited the catalog record by hand (managed: deltasync only flags)")
-	return &demoEnv{cat: cat, dir: dir, orders: ordersLog, customers: customersLog}, nil
+	// The managed table lives where the catalog put it (outside dir against
+	// a real server): list that root too.
+	ti, err := client.GetTable(ctx, events.String())
+	if err != nil {
+		return nil, err
+	}
+	locations := []string{"file://" + filepath.ToSlash(dir) + "/**", sync.NormalizeLocation(ti.StorageLocation)}
+	return &demoEnv{cat: cat, dir: dir, orders: ordersLog, customers: customersLog, locations: locations}, nil
 }
 
 // demoCycle runs one plan (dryRun) or once cycle with the commands' wiring

@@ -33,7 +33,7 @@ func (c *cli) demoServe(ctx context.Context, dir, catalogURL string, keep bool, 
 		return err
 	}
 	cfgPath := filepath.Join(dir, "deltasync.yaml")
-	if err := writeDemoRunConfig(cfgPath, d.cat.url, d.cat.name, listen); err != nil {
+	if err := writeDemoRunConfig(cfgPath, d.cat.url, d.cat.name, listen, d.locations); err != nil {
 		return err
 	}
 	cfg := defaultConfig()
@@ -99,9 +99,10 @@ func (d *demoEnv) drift(n int) (string, error) {
 // writeDemoRunConfig writes the config deltasync run uses against the demo:
 // the sales tables in sync mode, the managed ops table watch-only, a short
 // schedule and human-readable logs.
-func writeDemoRunConfig(path, catalogURL, catalogName, listen string) error {
+func writeDemoRunConfig(path, catalogURL, catalogName, listen string, locations []string) error {
 	doc := map[string]any{
 		"catalog": map[string]any{"url": catalogURL},
+		"storage": map[string]any{"allowed_locations": locations},
 		"tables": []map[string]any{
 			{"include": []string{catalogName + ".sales.*"}, "mode": "sync"},
 			{"include": []string{catalogName + ".ops.*"}, "mode": "warn"},

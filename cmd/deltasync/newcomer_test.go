@@ -80,12 +80,12 @@ func TestHelpListsOnlyFlagsTheCommandUses(t *testing.T) {
 		cmd      string
 		has, not []string
 	}{
-		{"plan", []string{"--include", "--output", "--allow-empty"},
+		{"plan", []string{"--include", "--output", "--allow-empty", "--timeout", "--allow-location"},
 			[]string{"--listen", "--schedule", "--http-token-file", "--heartbeat-url", "--pushgateway-url"}},
-		{"once", []string{"--output", "--allow-empty", "--heartbeat-url", "--pushgateway-url"},
+		{"once", []string{"--output", "--allow-empty", "--timeout", "--heartbeat-url", "--pushgateway-url"},
 			[]string{"--listen", "--schedule", "--http-token-file"}},
 		{"run", []string{"--listen", "--schedule", "--http-token-file", "--heartbeat-url"},
-			[]string{"--output", "--pushgateway-url", "--allow-empty"}},
+			[]string{"--output", "--pushgateway-url", "--allow-empty", "--timeout"}},
 		{"check-config", []string{"--listen", "--schedule"}, []string{"--output", "--allow-empty"}},
 		{"inspect", []string{"--output"}, []string{"--catalog-url", "--listen"}},
 	} {
@@ -127,7 +127,7 @@ func TestInspectWording(t *testing.T) {
 func TestEmptySelectionFailsLoudly(t *testing.T) {
 	tc := newTestCatalog(t)
 	tc.register("basic_partitioned", "t")
-	base := []string{"plan", "--catalog-url", tc.srv.URL(), "--log-level", "error"}
+	base := []string{"plan", "--catalog-url", tc.srv.URL(), "--log-level", "error", "--allow-location", allowTemp()}
 
 	code, out, errOut := runCLI(t, nil, append(base, "--include", "cat.s")...)
 	if code != 1 {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -38,6 +40,11 @@ func (c *cli) cycleCommand(cmd *cobra.Command, dryRun bool) *cobra.Command {
 		}
 		defer a.rec.Close()
 		ctx := cmd.Context()
+		if f.timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, f.timeout)
+			defer cancel()
+		}
 		rep := a.rec.Sync(ctx)
 		if err := writeReport(c.stdout, rep, f.output); err != nil {
 			return err
@@ -55,6 +62,10 @@ func (c *cli) cycleCommand(cmd *cobra.Command, dryRun bool) *cobra.Command {
 		if f.output != "json" {
 			c.summary(rep)
 		}
+		if f.timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			fmt.Fprintf(c.stderr, "deltasync: --timeout %s reached; tables not reached in time are left for the next run\n", f.timeout)
+			return &exitError{code: 1}
+		}
 		unmatched := unmatchedRules(cfg, rep, cmd.Flags().Changed("include"), f.configFile)
 		c.reportUnmatched(unmatched, f.allowEmpty)
 		switch {
@@ -68,9 +79,9 @@ func (c *cli) cycleCommand(cmd *cobra.Command, dryRun bool) *cobra.Command {
 		return nil
 	}
 	if dryRun {
-		addSyncFlags(cmd, &f, "output", "allow-empty")
+		addSyncFlags(cmd, &f, "output", "allow-empty", "timeout")
 	} else {
-		addSyncFlags(cmd, &f, "output", "allow-empty", "heartbeat-url", "pushgateway-url")
+		addSyncFlags(cmd, &f, "output", "allow-empty", "timeout", "heartbeat-url", "pushgateway-url")
 	}
 	return cmd
 }

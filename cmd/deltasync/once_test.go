@@ -34,7 +34,7 @@ func TestOnceExitCodes(t *testing.T) {
 	}))
 	defer hooks.Close()
 
-	base := []string{"once", "--catalog-url", tc.srv.URL(), "--log-level", "error"}
+	base := []string{"once", "--catalog-url", tc.srv.URL(), "--log-level", "error", "--allow-location", allowTemp()}
 	// All good: the drift is synced.
 	code, out, errOut := runCLI(t, nil, append(base, "--include", "cat.s.synced",
 		"--heartbeat-url", hooks.URL+"/ping", "--pushgateway-url", hooks.URL)...)

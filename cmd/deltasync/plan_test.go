@@ -11,7 +11,7 @@ import (
 func TestPlanExitCodes(t *testing.T) {
 	tc := newTestCatalog(t)
 	tc.register("basic_partitioned", "t")
-	args := []string{"plan", "--catalog-url", tc.srv.URL(), "--include", "cat.s.*", "--log-level", "error"}
+	args := []string{"plan", "--catalog-url", tc.srv.URL(), "--include", "cat.s.*", "--log-level", "error", "--allow-location", allowTemp()}
 
 	code, out, errOut := runCLI(t, nil, args...)
 	if code != 0 {

@@ -42,7 +42,7 @@ func TestRunServesAndStopsCleanly(t *testing.T) {
 	defer cancel()
 	done := make(chan int)
 	go func() {
-		done <- run(ctx, []string{"run", "--catalog-url", tc.srv.URL(), "--include", "cat.s.*", "--listen", addr,
+		done <- run(ctx, []string{"run", "--catalog-url", tc.srv.URL(), "--include", "cat.s.*", "--listen", addr, "--allow-location", allowTemp(),
 			"--schedule", "@every 1h", "--log-level", "error"}, nil, io.Discard, io.Discard)
 	}()
 	base := "http://" + addr

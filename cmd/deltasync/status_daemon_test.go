@@ -146,6 +146,8 @@ func startDaemonWithToken(t *testing.T, token string) *e2eDaemon {
   - include: ["main.sales.*"]
     mode: sync
 jitter: 0s
+storage:
+  allowed_locations: ["file://` + filepath.ToSlash(tmp) + `/**"]
 log:
   format: json
   level: info

@@ -45,6 +45,8 @@ type syncFlags struct {
 	pushgatewayURL string
 	httpTokenFile  string
 	allowEmpty     bool
+	allowLocations []string
+	timeout        time.Duration
 }
 
 // addSyncFlags registers the flags every config-reading command shares
@@ -79,12 +81,15 @@ func addSyncFlags(cmd *cobra.Command, f *syncFlags, extras ...string) {
 			fs.StringVar(&f.httpTokenFile, "http-token-file", "", "file holding the bearer token required on /metrics and / (/healthz and /readyz stay open)")
 		case "heartbeat-url":
 			fs.StringVar(&f.heartbeatURL, "heartbeat-url", "", "URL pinged (GET) after every successful cycle")
+		case "timeout":
+			fs.DurationVar(&f.timeout, "timeout", 0, "overall deadline of the command (0: none); tables not reached in time are left for the next run")
 		case "pushgateway-url":
 			fs.StringVar(&f.pushgatewayURL, "pushgateway-url", "", "Pushgateway to push metrics to after the cycle")
 		default:
 			panic("addSyncFlags: unknown flag " + name)
 		}
 	}
+	fs.StringArrayVar(&f.allowLocations, "allow-location", nil, "storage location glob tables may live under, e.g. s3://lake/warehouse/** or file:///data/** (repeatable; replaces storage.allowed_locations)")
 }
 
 // envName is the environment variable for a flag: DELTASYNC_CATALOG_URL.
@@ -98,14 +103,14 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 	fs := cmd.Flags()
 	fromEnv := map[string]bool{}
 	for _, name := range []string{"config", "catalog-url", "token-file", "include", "exclude", "mode", "output",
-		"shard", "listen", "schedule", "log-format", "log-level", "credentials", "concurrency", "heartbeat-url", "pushgateway-url", "http-token-file", "allow-empty"} {
+		"shard", "listen", "schedule", "log-format", "log-level", "credentials", "concurrency", "heartbeat-url", "pushgateway-url", "http-token-file", "allow-empty", "allow-location", "timeout"} {
 		fl := fs.Lookup(name)
 		v, ok := c.env[envName(name)]
 		if fl == nil || fl.Changed || !ok {
 			continue
 		}
 		vals := []string{v}
-		if name == "include" || name == "exclude" {
+		if name == "include" || name == "exclude" || name == "allow-location" {
 			vals = strings.Split(v, ",")
 		}
 		for _, v := range vals {
@@ -168,6 +173,9 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 	if changed("concurrency") {
 		cfg.Concurrency = f.concurrency
 	}
+	if changed("allow-location") {
+		cfg.Storage.AllowedLocations = f.allowLocations
+	}
 	if fs.Lookup("output") != nil && f.output != "text" && f.output != "json" {
 		errs = append(errs, fmt.Errorf("-o %q: want text or json", f.output))
 	}
@@ -176,6 +184,9 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 	}
 	if err := cfg.validate(); err != nil {
 		errs = append(errs, nameSources(err, changed, fromEnv))
+	}
+	if err := cfg.validateSecurity(c.getenv); err != nil {
+		errs = append(errs, err)
 	}
 	return cfg, errors.Join(errs...)
 }
@@ -222,6 +233,7 @@ func (c *cli) newApp(cfg config, dryRun bool) (*app, error) {
 		Observer: a.metrics.ObserveCatalog, CAFile: cfg.Catalog.CAFile, InsecureSkipVerify: cfg.Catalog.InsecureSkipVerify,
 		// every worker plus the lister may hold a connection
 		IdleConnsPerHost: cfg.Concurrency + 2, MaxRPS: cfg.Catalog.MaxRPS,
+		Retry: retryPolicy(cfg.Catalog, a.log),
 	})
 	if err != nil {
 		return nil, err
@@ -234,8 +246,12 @@ func (c *cli) newApp(cfg config, dryRun bool) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
+	storage, err := cfg.Storage.policy()
+	if err != nil {
+		return nil, err
+	}
 	a.rec, err = sync.New(sync.Options{
-		Catalog: a.client, Selector: sel, Shard: shard,
+		Catalog: a.client, Selector: sel, Shard: shard, Storage: storage,
 		VendedCredentials: cfg.Credentials == "vended",
 		Diff:              sync.DiffOptions{IgnoreProperties: cfg.IgnoreProperties},
 		Concurrency:       cfg.Concurrency,
@@ -302,7 +318,7 @@ func pingHeartbeat(ctx context.Context, rawURL string) error {
 // pushMetrics pushes the registry to a Pushgateway (for once in a CronJob).
 func pushMetrics(ctx context.Context, p pushConfig, reg *prometheus.Registry) error {
 	if err := push.New(p.URL, p.Job).Gatherer(reg).PushContext(ctx); err != nil {
-		return fmt.Errorf("pushgateway: %w", err)
+		return fmt.Errorf("pushgateway %s: %s", redactURL(p.URL), redactString(err.Error(), p.URL))
 	}
 	return nil
 }

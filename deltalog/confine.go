@@ -1,0 +1,75 @@
+package deltalog
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// A local table is read through fileblob, which follows symlinks wherever
+// they lead. A table directory may hold symlinks planted by whoever can
+// write to it, pointing at files only deltasync's user may read; the log
+// parser would then copy what it finds there (schema, properties) into the
+// catalog. So every key of a local table is first resolved through an
+// os.Root of the table directory, which refuses any symlink leaving it.
+
+// localDir returns the directory of a local table URL (a plain path,
+// file:/p or file:///p) and whether rawURL is one.
+func localDir(rawURL string) (string, bool) {
+	if !strings.Contains(rawURL, "://") {
+		return rawURL, rawURL != ""
+	}
+	if len(rawURL) >= 7 && strings.EqualFold(rawURL[:7], "file://") {
+		rest := rawURL[7:]
+		if strings.HasPrefix(rest, "localhost/") {
+			rest = rest[len("localhost"):]
+		}
+		return rest, strings.HasPrefix(rest, "/")
+	}
+	return "", false
+}
+
+// hadoopFile rewrites the Hadoop spelling file:/p (one slash, what Spark
+// writes) as file:///p, so it names the absolute path /p, never a path
+// relative to the working directory.
+func hadoopFile(rawURL string) string {
+	if len(rawURL) > 5 && strings.EqualFold(rawURL[:5], "file:") && !strings.HasPrefix(rawURL[5:], "//") {
+		return "file://" + rawURL[5:]
+	}
+	return rawURL
+}
+
+// openRoot opens the os.Root used to confine a local table's reads.
+func openRoot(rawURL string) (*os.Root, error) {
+	dir, ok := localDir(rawURL)
+	if !ok {
+		return nil, nil
+	}
+	abs, err := filepath.Abs(filepath.FromSlash(dir))
+	if err != nil {
+		return nil, err
+	}
+	return os.OpenRoot(abs)
+}
+
+// ErrOutsideRoot: a local table's log file or directory is a symlink that
+// leaves the table directory; it is not followed.
+var ErrOutsideRoot = errors.New("symlink leaves the table directory; not followed")
+
+// confine checks that key of a local table resolves inside the table
+// directory. Keys that do not exist pass (the read reports them); the
+// target of an escaping symlink is never looked at, so the error is the
+// same whether or not it exists.
+func (t *Table) confine(key string) error {
+	if t.root == nil {
+		return nil
+	}
+	_, err := t.root.Stat(filepath.FromSlash(strings.TrimSuffix(key, "/")))
+	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrCorrupt, &fs.PathError{Op: "open", Path: key, Err: ErrOutsideRoot})
+}

@@ -1,0 +1,166 @@
+package sync
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The Hadoop spellings Spark and Databricks write name the same places as
+// the plain ones, for the allow-list and for opening.
+func TestParseStorageLocationHadoopForms(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"file:/data/t", "file:///data/t"},
+		{"file:///data/t/", "file:///data/t"},
+		{"file://localhost/data//t", "file:///data/t"},
+		{"/data/t", "file:///data/t"},
+		{"s3a://Lake/w/t/", "s3://lake/w/t"},
+		{"s3n://lake/w/t", "s3://lake/w/t"},
+		{"s3://lake/w/t", "s3://lake/w/t"},
+		{"abfss://cont@acct01.dfs.core.windows.net/w/t", "abfss://cont@acct01.dfs.core.windows.net/w/t"},
+		{"abfs://cont@acct01.dfs.core.windows.net/w/t", "abfss://cont@acct01.dfs.core.windows.net/w/t"},
+		{"gs://b/t", "gs://b/t"},
+		{"azblob://c/t", "azblob://c/t"},
+	}
+	for _, tt := range tests {
+		l, err := ParseStorageLocation(tt.in)
+		if err != nil || l.String() != tt.want {
+			t.Errorf("ParseStorageLocation(%q) = %q, %v; want %q", tt.in, l, err, tt.want)
+		}
+		// The normalisation the diff uses agrees for the same-scheme forms.
+		if l.Scheme == "file" && NormalizeLocation(tt.in) != tt.want {
+			t.Errorf("NormalizeLocation(%q) = %q, want %q", tt.in, NormalizeLocation(tt.in), tt.want)
+		}
+	}
+}
+
+func TestParseStorageLocationRefuses(t *testing.T) {
+	for _, in := range []string{
+		"s3://bkt/t?endpoint=http://127.0.0.1:9&region=us-east-1&use_path_style=true",
+		"s3://bkt/t?",
+		"s3://bkt/t#frag",
+		"azblob://c/t?storage_account=evil&domain=evil.example",
+		"s3://bkt:9000/t",
+		"s3://user:pw@bkt/t",
+		"abfss://c@evil.example/t",
+		"abfss://c:pw@acct01.dfs.core.windows.net/t",
+		"file://evil.example/etc",
+		"file:etc",
+		"file:///data/../etc",
+		"s3://bkt/a/%2e%2e/b",
+		"http://127.0.0.1:9/t",
+		"mem://x/t",
+		"",
+		"s3://bkt/t\nx",
+		`file:///data\t`,
+	} {
+		if l, err := ParseStorageLocation(in); err == nil {
+			t.Errorf("ParseStorageLocation(%q) = %q, want an error", in, l)
+		}
+	}
+}
+
+func TestStoragePolicyResolve(t *testing.T) {
+	pol, err := NewStoragePolicy(
+		[]string{"s3://lake-prod/warehouse/**", "s3://lake-*/shared/*/t", "file:/srv/tables/**", "abfss://c@acct01.dfs.core.windows.net/**"},
+		[]BucketOptions{
+			{Location: "s3://lake-prod", Options: map[string]string{"endpoint": "http://127.0.0.1:9000", "use_path_style": "true", "region": "eu-west-1"}},
+			{Location: "abfss://c@acct01.dfs.core.windows.net", Options: map[string]string{"protocol": "http"}},
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := map[string]string{
+		"s3://lake-prod/warehouse/db/t":             "s3://lake-prod/warehouse/db/t?endpoint=http%3A%2F%2F127.0.0.1%3A9000&region=eu-west-1&use_path_style=true",
+		"s3a://lake-prod/warehouse/t/":              "s3://lake-prod/warehouse/t?endpoint=http%3A%2F%2F127.0.0.1%3A9000&region=eu-west-1&use_path_style=true",
+		"s3://lake-dev/shared/x/t":                  "s3://lake-dev/shared/x/t",
+		"file:/srv/tables/a/b":                      "file:///srv/tables/a/b",
+		"/srv/tables/a":                             "file:///srv/tables/a",
+		"abfss://c@acct01.dfs.core.windows.net/w/t": "azblob://c/w/t?protocol=http&storage_account=acct01",
+	}
+	for in, want := range ok {
+		_, got, err := pol.Resolve(in)
+		if err != nil || got != want {
+			t.Errorf("Resolve(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{
+		"s3://lake-prod/other/t", "s3://lake-prod/warehouse2/t", "s3://lake-dev/shared/x/y/t", "s3://other/warehouse/t",
+		"file:///srv/other", "file:///etc", "file:///etc/passwd", "gs://lake-prod/warehouse/t",
+		"s3://lake-prod/warehouse/t?endpoint=http://127.0.0.1:1",
+		"abfss://c@acct02.dfs.core.windows.net/w/t",
+	} {
+		_, got, err := pol.Resolve(in)
+		var le *LocationError
+		if !errors.As(err, &le) {
+			t.Errorf("Resolve(%q) = %q, %v; want a *LocationError", in, got, err)
+			continue
+		}
+		if strings.Contains(err.Error(), "127.0.0.1") {
+			t.Errorf("Resolve(%q): error repeats the query: %v", in, err)
+		}
+	}
+}
+
+// Unset, the allow-list admits the cloud object stores and no local path;
+// the message for a refused path is the same whether it exists or not.
+func TestStoragePolicyDefault(t *testing.T) {
+	var pol *StoragePolicy
+	for _, in := range []string{"s3://any/t", "gs://any/t", "azblob://any/t", "abfss://c@acct01.dfs.core.windows.net/t"} {
+		if _, _, err := pol.Resolve(in); err != nil {
+			t.Errorf("default policy refuses %s: %v", in, err)
+		}
+	}
+	_, _, e1 := pol.Resolve("file:///etc/passwd")
+	_, _, e2 := pol.Resolve("file:///etc/no-such-file-here")
+	if e1 == nil || e2 == nil {
+		t.Fatalf("default policy reads local paths: %v %v", e1, e2)
+	}
+	m1 := strings.Replace(e1.Error(), "passwd", "X", 1)
+	m2 := strings.Replace(e2.Error(), "no-such-file-here", "X", 1)
+	if m1 != m2 {
+		t.Errorf("existing and missing files are told apart:\n%s\n%s", m1, m2)
+	}
+}
+
+// An allowed local path that is a symlink to somewhere else is refused.
+func TestStoragePolicySymlinkedRoot(t *testing.T) {
+	base := t.TempDir()
+	allowed, secret := filepath.Join(base, "allowed"), filepath.Join(base, "secret")
+	for _, d := range []string{allowed, secret, filepath.Join(allowed, "real")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(secret, filepath.Join(allowed, "t")); err != nil {
+		t.Skip(err)
+	}
+	if err := os.Symlink(filepath.Join(allowed, "real"), filepath.Join(allowed, "ok")); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := NewStoragePolicy([]string{"file://" + filepath.ToSlash(allowed) + "/**"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := pol.Resolve("file://" + filepath.ToSlash(filepath.Join(allowed, "t"))); err == nil {
+		t.Error("a symlink out of the allowed directory was accepted")
+	}
+	if _, u, err := pol.Resolve("file://" + filepath.ToSlash(filepath.Join(allowed, "ok"))); err != nil || !strings.HasSuffix(u, "/allowed/real") {
+		t.Errorf("symlink inside the allowed directory: %q, %v", u, err)
+	}
+}
+
+func TestNewStoragePolicyErrors(t *testing.T) {
+	_, err := NewStoragePolicy([]string{"ftp://x/**", "s3://b/t?x=1", "s3:///**"},
+		[]BucketOptions{{Location: "s3://b/path"}, {Location: "s3://c", Options: map[string]string{"bogus": "1"}}, {Location: "file:///x"}})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{`"ftp://x/**"`, `"s3://b/t?x=1"`, `"s3:///**"`, "storage.buckets[0]", "options.bogus", "storage.buckets[2]"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %s:\n%v", want, err)
+		}
+	}
+}

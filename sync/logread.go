@@ -47,6 +47,10 @@ func isLogContentError(err error) bool {
 // tables are read at the catalog's latest ratified version.
 func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fresh bool) (LogState, error) {
 	loc := rec.Table.Metadata.Location
+	skip, fullRead := r.opts.Events.logRead(rec.Name.String(), loc, r.mayReuse(st, rec, fresh))
+	if skip {
+		return LogStateOf(st.snap, loc), nil
+	}
 	opts := append([]deltalog.Option(nil), r.opts.LogOptions...)
 	if r.opts.Metrics != nil {
 		opts = append(opts, deltalog.WithObserver(r.opts.Metrics.ObserveStorage))
@@ -100,6 +104,7 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 		return LogState{}, err
 	}
 	st.snap = snap
+	fullRead()
 	return LogStateOf(snap, loc), nil
 }
 

@@ -41,6 +41,7 @@ type Result struct {
 // Cancelling ctx does not interrupt it; it runs to completion within
 // Options.TableTimeout.
 func (r *Reconciler) Reconcile(ctx context.Context, t Target) Result {
+	defer r.opts.Events.enter(t)()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.TableTimeout)
 	defer cancel()
 	res := r.reconcile(ctx, t)

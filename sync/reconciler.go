@@ -38,6 +38,10 @@ type Options struct {
 	TableTimeout time.Duration
 	Logger       *zap.Logger
 	Metrics      *Metrics
+	// Events, when set, shares reconcile slots with event-driven sync and
+	// lets cycles skip the LIST of tables with no event since their last
+	// full read (see events_gate.go). Nil: every cycle reads every log.
+	Events *Events
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }

@@ -24,11 +24,11 @@ type EventMetrics struct {
 
 // Unmatched reasons (label values of deltasync_events_unmatched_total).
 const (
-	UnmatchedNotCreated = "not_created"    // a removal or other non-create object event
-	UnmatchedNotLog     = "not_delta_log"  // not under a _delta_log directory
-	UnmatchedNotCommit  = "not_commit"     // a _delta_log file that names no new version (checksum, compaction, temp file)
-	UnmatchedNoTable    = "no_table"       // no selected table has that root
-	UnmatchedNoObject   = "no_object"      // a notification about no object (test, validation)
+	UnmatchedNotCreated = "not_created"   // a removal or other non-create object event
+	UnmatchedNotLog     = "not_delta_log" // not under a _delta_log directory
+	UnmatchedNotCommit  = "not_commit"    // a _delta_log file that names no new version (checksum, compaction, temp file)
+	UnmatchedNoTable    = "no_table"      // no selected table has that root
+	UnmatchedNoObject   = "no_object"     // a notification about no object (test, validation)
 )
 
 // NewEventMetrics creates the event collectors and registers them on reg.

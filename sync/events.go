@@ -19,7 +19,9 @@ type EventSource struct {
 	// Name identifies the subscription in logs, metrics and /readyz; it must
 	// not carry secrets (use a redacted URL).
 	Name string
-	Open func(ctx context.Context) (*pubsub.Subscription, error)
+	// Open opens the subscription; release (may be nil) frees what it
+	// holds (a broker connection) after the subscription is shut down.
+	Open func(ctx context.Context) (sub *pubsub.Subscription, release func(), err error)
 }
 
 // EventOptions configures event-driven sync.
@@ -206,13 +208,16 @@ func (e *Events) Run(ctx context.Context, r *Reconciler) error {
 func (e *Events) listen(ctx context.Context, src EventSource) {
 	failures := 0
 	for ctx.Err() == nil {
-		sub, err := src.Open(ctx)
+		sub, release, err := src.Open(ctx)
 		if err == nil {
 			e.setSub(src.Name, true, nil)
 			err = e.receive(ctx, src.Name, sub)
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			_ = sub.Shutdown(sctx)
 			cancel()
+			if release != nil {
+				release()
+			}
 			failures = 0
 		}
 		if ctx.Err() != nil {

@@ -145,12 +145,13 @@ func newEventRig(t *testing.T, e *env, mutate func(*sync.EventOptions)) *eventRi
 	t.Cleanup(func() { topic.Shutdown(context.Background()) })
 	rg.topic = topic
 	opts := sync.EventOptions{
-		Sources: []sync.EventSource{{Name: topicURL, Open: func(ctx context.Context) (*pubsub.Subscription, error) {
+		Sources: []sync.EventSource{{Name: topicURL, Open: func(ctx context.Context) (*pubsub.Subscription, func(), error) {
 			if p := rg.openErr.Load(); p != nil && *p != nil {
-				return nil, *p
+				return nil, nil, *p
 			}
 			rg.opened.Add(1)
-			return pubsub.OpenSubscription(ctx, topicURL+"?ackdeadline=30s")
+			sub, err := pubsub.OpenSubscription(ctx, topicURL+"?ackdeadline=30s")
+			return sub, nil, err
 		}}},
 		Debounce: 20 * time.Millisecond, Concurrency: 2,
 		Retry:     sync.Backoff{Initial: 20 * time.Millisecond, Max: 100 * time.Millisecond},

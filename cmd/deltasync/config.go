@@ -36,6 +36,10 @@ type config struct {
 	Pushgateway      pushConfig    `json:"pushgateway"`
 	Shard            string        `json:"shard,omitempty"`
 	Log              logConfig     `json:"log"`
+	// ResyncInterval bounds how long a table may go without a full
+	// re-verification when a fast path (events) lets cycles skip it.
+	ResyncInterval duration      `json:"resync_interval"`
+	Events         *eventsConfig `json:"events,omitempty"` // see events.go
 }
 
 type catalogConfig struct {
@@ -115,6 +119,8 @@ func defaultConfig() config {
 		Listen:      ":9464",
 		Pushgateway: pushConfig{Job: "deltasync"},
 		Log:         logConfig{Format: "json", Level: "info"},
+
+		ResyncInterval: duration(time.Hour),
 	}
 }
 
@@ -266,6 +272,10 @@ func (c *config) validate() error {
 	if _, err := sync.ParseShard(c.Shard); err != nil {
 		errs = append(errs, err)
 	}
+	if c.ResyncInterval <= 0 {
+		bad("resync_interval: must be positive")
+	}
+	errs = append(errs, c.Events.validate()...)
 	if c.Log.Format != "json" && c.Log.Format != "console" {
 		bad("log.format %q: want json or console", c.Log.Format)
 	}
@@ -290,6 +300,7 @@ func (c config) redacted() config {
 	c.Catalog.URL = redactURL(c.Catalog.URL)
 	c.HeartbeatURL = redactURL(c.HeartbeatURL)
 	c.Pushgateway.URL = redactURL(c.Pushgateway.URL)
+	c.Events = c.Events.redacted()
 	if c.Catalog.OAuth != nil {
 		o := *c.Catalog.OAuth
 		o.TokenURL = redactURL(o.TokenURL)

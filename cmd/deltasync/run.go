@@ -36,6 +36,7 @@ func newRunCommand(c *cli) *cobra.Command {
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
+			c.listenEvents = true // only the daemon listens to storage events
 			a, err := c.newApp(cfg, false)
 			if err != nil {
 				return &exitError{code: 1, err: err}
@@ -58,6 +59,10 @@ func (a *app) handler() http.Handler {
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !a.rec.Ready() {
 			http.Error(w, "not ready: no completed cycle with the catalog reachable yet", http.StatusServiceUnavailable)
+			return
+		}
+		if err := a.eventsReady(); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))
@@ -97,6 +102,7 @@ func (a *app) serve(ctx context.Context, ready chan<- net.Addr) error {
 	go func() { served <- srv.Serve(ln) }()
 	a.log.Info("deltasync running", zap.String("listen", ln.Addr().String()), zap.String("schedule", a.cfg.Schedule))
 
+	stopEvents := a.startEvents(ctx)
 	loopErr := sync.Loop(ctx, sched, time.Duration(a.cfg.Jitter), func(ctx context.Context) {
 		rep := a.rec.Sync(ctx)
 		if !rep.Failed() && !rep.Interrupted && a.cfg.HeartbeatURL != "" {
@@ -105,6 +111,7 @@ func (a *app) serve(ctx context.Context, ready chan<- net.Addr) error {
 			}
 		}
 	})
+	stopEvents()
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	err = srv.Shutdown(shutdownCtx)

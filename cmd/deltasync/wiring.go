@@ -44,6 +44,7 @@ type syncFlags struct {
 	heartbeatURL   string
 	pushgatewayURL string
 	httpTokenFile  string
+	eventsURL      []string
 }
 
 func addSyncFlags(cmd *cobra.Command, f *syncFlags) {
@@ -65,6 +66,7 @@ func addSyncFlags(cmd *cobra.Command, f *syncFlags) {
 	fs.StringVar(&f.httpTokenFile, "http-token-file", "", "file holding the bearer token required on /metrics and / (run; /healthz and /readyz stay open)")
 	fs.StringVar(&f.heartbeatURL, "heartbeat-url", "", "URL pinged (GET) after every successful cycle")
 	fs.StringVar(&f.pushgatewayURL, "pushgateway-url", "", "Pushgateway to push metrics to after once")
+	fs.StringArrayVar(&f.eventsURL, "events-url", nil, "pubsub subscription URL of storage notifications (repeatable; replaces the config's events.subscriptions; run)")
 }
 
 // envName is the environment variable for a flag: DELTASYNC_CATALOG_URL.
@@ -77,14 +79,14 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 	var errs []error
 	fs := cmd.Flags()
 	for _, name := range []string{"config", "catalog-url", "token-file", "include", "exclude", "mode", "output",
-		"shard", "listen", "schedule", "log-format", "log-level", "credentials", "concurrency", "heartbeat-url", "pushgateway-url", "http-token-file"} {
+		"shard", "listen", "schedule", "log-format", "log-level", "credentials", "concurrency", "heartbeat-url", "pushgateway-url", "http-token-file", "events-url"} {
 		fl := fs.Lookup(name)
 		v, ok := c.env[envName(name)]
 		if fl == nil || fl.Changed || !ok {
 			continue
 		}
 		vals := []string{v}
-		if name == "include" || name == "exclude" {
+		if name == "include" || name == "exclude" || name == "events-url" {
 			vals = strings.Split(v, ",")
 		}
 		for _, v := range vals {
@@ -139,6 +141,9 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 	if changed("concurrency") {
 		cfg.Concurrency = f.concurrency
 	}
+	if changed("events-url") {
+		cfg.Events = cfg.Events.withSubscriptions(f.eventsURL)
+	}
 	if f.output != "text" && f.output != "json" {
 		errs = append(errs, fmt.Errorf("-o %q: want text or json", f.output))
 	}
@@ -173,6 +178,7 @@ type app struct {
 	metrics  *sync.Metrics
 	client   *catalog.Client
 	rec      *sync.Reconciler
+	events   *sync.Events // nil unless run with events configured
 }
 
 // newApp wires the catalog client, metrics and reconciler.
@@ -200,6 +206,11 @@ func (c *cli) newApp(cfg config, dryRun bool) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.listenEvents {
+		if a.events, err = c.newEvents(cfg, a); err != nil {
+			return nil, err
+		}
+	}
 	a.rec, err = sync.New(sync.Options{
 		Catalog: a.client, Selector: sel, Shard: shard,
 		VendedCredentials: cfg.Credentials == "vended",
@@ -209,6 +220,7 @@ func (c *cli) newApp(cfg config, dryRun bool) (*app, error) {
 		DryRun:            dryRun,
 		Logger:            a.log,
 		Metrics:           a.metrics,
+		Events:            a.events,
 	})
 	if err != nil {
 		return nil, err

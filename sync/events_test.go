@@ -29,11 +29,12 @@ import (
 // lake is an in-process S3 server (gofakes3) holding Delta tables under
 // s3://lake/w/<table>, with every LIST counted per table.
 type lake struct {
-	t      *testing.T
-	query  string
-	bucket *blob.Bucket
-	mu     stdsync.Mutex
-	lists  map[string]int // table -> LIST requests
+	t        *testing.T
+	endpoint string
+	query    string
+	bucket   *blob.Bucket
+	mu       stdsync.Mutex
+	lists    map[string]int // table -> LIST requests
 }
 
 func newLake(t *testing.T) *lake {
@@ -57,6 +58,7 @@ func newLake(t *testing.T) *lake {
 	t.Cleanup(srv.Close)
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	l.endpoint = srv.URL
 	l.query = "?endpoint=" + url.QueryEscape(srv.URL) + "&region=us-east-1&use_path_style=true&disable_https=true"
 	b, err := blob.OpenBucket(context.Background(), "s3://lake"+l.query)
 	if err != nil {

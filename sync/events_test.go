@@ -29,28 +29,36 @@ import (
 // lake is an in-process S3 server (gofakes3) holding Delta tables under
 // s3://lake/w/<table>, with every LIST counted per table.
 type lake struct {
-	t        *testing.T
+	t        testing.TB
 	endpoint string
 	query    string
 	bucket   *blob.Bucket
 	mu       stdsync.Mutex
 	lists    map[string]int // table -> LIST requests
+	reqs     map[string]int // table -> every request
 }
 
-func newLake(t *testing.T) *lake {
+func newLake(t testing.TB) *lake {
 	t.Helper()
 	backend := s3mem.New()
 	if err := backend.CreateBucket("lake"); err != nil {
 		t.Fatal(err)
 	}
-	l := &lake{t: t, lists: map[string]int{}}
+	l := &lake{t: t, lists: map[string]int{}, reqs: map[string]int{}}
 	fake := gofakes3.New(backend).Server()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := strings.TrimPrefix(r.URL.Path, "/lake/w/")
+		if tbl, _, ok := strings.Cut(key, "/"); ok && key != r.URL.Path {
+			l.mu.Lock()
+			l.reqs[tbl]++
+			l.mu.Unlock()
+		}
 		if r.Method == http.MethodGet && r.URL.Query().Get("list-type") == "2" {
 			p := strings.TrimPrefix(r.URL.Query().Get("prefix"), "w/")
 			tbl, _, _ := strings.Cut(p, "/")
 			l.mu.Lock()
 			l.lists[tbl]++
+			l.reqs[tbl]++
 			l.mu.Unlock()
 		}
 		fake.ServeHTTP(w, r)
@@ -71,6 +79,13 @@ func newLake(t *testing.T) *lake {
 
 // location is the table's catalog location (driver parameters in the query).
 func (l *lake) location(table string) string { return "s3://lake/w/" + table + l.query }
+
+// requestsOf counts every storage request for the table (LIST, GET, HEAD, PUT).
+func (l *lake) requestsOf(table string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.reqs[table]
+}
 
 func (l *lake) listsOf(table string) int {
 	l.mu.Lock()
@@ -135,7 +150,7 @@ type eventRig struct {
 	openErr atomic.Pointer[error]
 }
 
-func newEventRig(t *testing.T, e *env, mutate func(*sync.EventOptions)) *eventRig {
+func newEventRig(t testing.TB, e *env, mutate func(*sync.EventOptions)) *eventRig {
 	t.Helper()
 	rg := &eventRig{env: e, lake: newLake(t), reg: prometheus.NewRegistry()}
 	topicURL := "mem://" + strings.ReplaceAll(t.Name(), "/", "_")

@@ -448,18 +448,16 @@ func (e *Events) process(ctx context.Context, r *Reconciler, name string) {
 	p := e.pending[name]
 	batch := *p
 	p.acks, p.times, p.want = nil, nil, -1
-	target := Target{Mode: ModeSync}
+	var target Target
 	if et := e.tables[name]; et != nil {
-		target = et.target
+		target = et.target // as the last cycle selected it (name and mode)
 	}
 	e.mu.Unlock()
 	if target.Name == (catalog.TableName{}) {
-		n, err := catalog.ParseTableName(name)
-		if err != nil {
-			e.settle(name, batch, false, true)
-			return
-		}
-		target.Name = n
+		// Never reconciled by a cycle, so its mode is unknown: leave it to
+		// the cron cycle rather than guess.
+		e.settle(name, batch, false, true)
+		return
 	}
 	if next := r.nextAttempt(name); next.After(e.opts.Now()) {
 		// The table is backing off after failures.

@@ -331,3 +331,28 @@ func mustAbs(t *testing.T, p string) string {
 	}
 	return abs
 }
+
+// TestEventsOverlay: one daemon (a shared SQS queue must not be split
+// between shards), subscribed by env, with the cron cycle kept hourly.
+func TestEventsOverlay(t *testing.T) {
+	objs := render(t, filesys.MakeFsOnDisk(), mustAbs(t, "kubernetes/overlays/events-sqs"))
+	sts := objs.ofKind("StatefulSet")
+	if len(sts) != 1 || sts[0].Spec.Replicas == nil || *sts[0].Spec.Replicas != 1 {
+		t.Fatalf("want one StatefulSet with 1 replica, got %s", names(objs))
+	}
+	c, _, ok := deltasyncContainer(sts[0].Spec.Template.Spec)
+	if !ok {
+		t.Fatal("no deltasync container")
+	}
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	if !strings.HasPrefix(env["DELTASYNC_EVENTS_URL"], "awssqs://") || env["DELTASYNC_SCHEDULE"] != "@hourly" ||
+		env["SHARD"] != "$(POD_INDEX)/1" {
+		t.Errorf("env %v: want DELTASYNC_EVENTS_URL awssqs://…, DELTASYNC_SCHEDULE @hourly, SHARD $(POD_INDEX)/1", env)
+	}
+	if sa := objs.ofKind("ServiceAccount"); len(sa) != 1 || sa[0].Metadata.Annotations["eks.amazonaws.com/role-arn"] == "" {
+		t.Errorf("ServiceAccount without an IRSA role: %+v", sa)
+	}
+}

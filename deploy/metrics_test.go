@@ -49,6 +49,17 @@ func contractMetrics() map[string]metricSpec {
 		"deltasync_catalog_requests_total":                  {counter, []string{"operation", "code"}},
 		"deltasync_catalog_request_duration_seconds":        {histogram, []string{"operation"}},
 		"deltasync_build_info":                              {gauge, []string{"version", "goversion"}},
+		// Event-driven sync (registered only when events are configured).
+		"deltasync_events_received_total":             {counter, []string{"subscription"}},
+		"deltasync_events_matched_total":              {counter, nil},
+		"deltasync_events_unmatched_total":            {counter, []string{"reason"}},
+		"deltasync_events_poison_total":               {counter, nil},
+		"deltasync_events_expired_total":              {counter, nil},
+		"deltasync_events_pending_tables":             {gauge, nil},
+		"deltasync_event_lag_seconds":                 {histogram, nil},
+		"deltasync_event_subscription_up":             {gauge, []string{"subscription"}},
+		"deltasync_event_subscription_failures_total": {counter, []string{"subscription"}},
+		"deltasync_log_reads_skipped_total":           {counter, nil},
 	}
 }
 

@@ -25,13 +25,16 @@ var corpus = filepath.Join("..", "..", "shared", "testdata", "delta-logs")
 // env is one end-to-end environment: a catalog (uctest, or the real server
 // named by DELTASYNC_UC_URL) with one fresh catalog and schema.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	srv     *uctest.Server // nil against a real server
 	client  *catalog.Client
 	catalog string
 	schema  string
 	// allowed are table roots outside the temp dir that reconcilers may read.
 	allowed []string
+	// buckets are the driver options (an S3 test server's endpoint) of the
+	// buckets its tables live in: the catalog records plain locations.
+	buckets []sync.BucketOptions
 }
 
 // newEnv uses the real server at DELTASYNC_UC_URL when set, else uctest;
@@ -54,12 +57,12 @@ func realServerURL(t *testing.T) string {
 
 // uctestEnv always uses uctest: for tests that need its knobs (MutateTable,
 // FailNext, BeforeUpdate, Requests).
-func uctestEnv(t *testing.T) *env {
+func uctestEnv(t testing.TB) *env {
 	t.Helper()
 	return newEnvAt(t, "")
 }
 
-func newEnvAt(t *testing.T, base string) *env {
+func newEnvAt(t testing.TB, base string) *env {
 	t.Helper()
 	e := &env{t: t, schema: "s"}
 	if base == "" {
@@ -102,7 +105,7 @@ func (e *env) name(table string) catalog.TableName {
 // copyLog copies corpus table src into dst, only log files of versions
 // <= upTo (all when upTo < 0). Checkpoint pointers are left out of partial
 // copies.
-func copyLog(t *testing.T, src, dst string, upTo int64) {
+func copyLog(t testing.TB, src, dst string, upTo int64) {
 	t.Helper()
 	root := filepath.Join(corpus, src)
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -145,7 +148,7 @@ func copyLog(t *testing.T, src, dst string, upTo int64) {
 }
 
 // snapshot loads the log in dir.
-func snapshot(t *testing.T, dir string) *deltalog.Snapshot {
+func snapshot(t testing.TB, dir string) *deltalog.Snapshot {
 	t.Helper()
 	tbl, err := deltalog.Open(context.Background(), "file://"+dir)
 	if err != nil {
@@ -206,7 +209,7 @@ func (e *env) reconciler(rules []sync.Rule, mutate ...func(*sync.Options)) *sync
 	}
 	// Every table here lives under the temp dir: the tests list it, as a
 	// deployment lists its file:// roots.
-	pol, err := sync.NewStoragePolicy(append([]string{"file://" + filepath.ToSlash(os.TempDir()) + "/**"}, e.allowed...), nil)
+	pol, err := sync.NewStoragePolicy(append([]string{"file://" + filepath.ToSlash(os.TempDir()) + "/**"}, e.allowed...), e.buckets)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func protectedTable(t *testing.T, dir string) string {
 
 // oneCommitTable writes a version-0 Delta log whose column name,
 // description and property value carry word.
-func oneCommitTable(t *testing.T, dir, word string) string {
+func oneCommitTable(t testing.TB, dir, word string) string {
 	t.Helper()
 	schema := `{\"type\":\"struct\",\"fields\":[{\"name\":\"` + word + `_col\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}}]}`
 	commit := `{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}` + "\n" +

@@ -183,7 +183,7 @@ func TestOnceSyncsDriftAndFlagsTheRest(t *testing.T) {
 	}
 }
 
-func mustMutate(t *testing.T, s *uctest.Server, name string, fn func(*uctest.Table)) {
+func mustMutate(t testing.TB, s *uctest.Server, name string, fn func(*uctest.Table)) {
 	t.Helper()
 	if err := s.MutateTable(name, fn); err != nil {
 		t.Fatal(err)

@@ -46,12 +46,18 @@ func (r *Reconciler) unchanged(ctx context.Context, st *tableState, t Target) (R
 	if r.opts.VendedCredentials && !r.opts.Now().Before(st.credsValid) {
 		return Result{}, false // the full path vends new credentials
 	}
-	snap, how, err := st.table.Refresh(ctx, st.snap, deltalog.LoadOptions{})
-	if err != nil || how != deltalog.Unchanged {
-		if err == nil {
-			st.snap = snap // the full reconcile's refresh then finds nothing new: one more LIST, no GET
+	// With events, a table no notification named since its last read is
+	// confirmed without even the LIST.
+	skip, fullRead := r.opts.Events.logRead(t.Name.String(), st.loc, true)
+	if !skip {
+		snap, how, err := st.table.Refresh(ctx, st.snap, deltalog.LoadOptions{})
+		if err != nil || how != deltalog.Unchanged {
+			if err == nil {
+				st.snap = snap // the full reconcile's refresh then finds nothing new: one more LIST, no GET
+			}
+			return Result{}, false
 		}
-		return Result{}, false
+		fullRead()
 	}
 	if ce := r.log.Check(zap.DebugLevel, "unchanged since the last full verification"); ce != nil {
 		ce.Write(zap.String("table", t.Name.String()), zap.Int64("version", v.version), zap.String("etag", v.etag),

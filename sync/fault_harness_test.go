@@ -511,7 +511,7 @@ func (w *logWriter) readState(table string) sync.LogState {
 	if err != nil {
 		w.t.Fatalf("writer: load %s: %v", u, err)
 	}
-	return sync.LogStateOf(s, w.store.url(table))
+	return sync.LogStateOf(s, catalogLocation(w.store.url(table)))
 }
 
 // directURL is the URL of table without the fault proxies.

@@ -137,8 +137,19 @@ func (rg *faultRig) newReconciler() *sync.Reconciler {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The catalog records plain locations; the store's driver options (its
+	// endpoint behind the proxies) come from the policy's buckets, as in
+	// production.
+	var buckets []sync.BucketOptions
+	if b, ok := bucketOptions(rg.w.store.url("t")); ok {
+		buckets = append(buckets, b)
+	}
+	pol, err := sync.NewStoragePolicy(append([]string{"file://" + filepath.ToSlash(os.TempDir()) + "/**"}, sync.DefaultAllowedLocations...), buckets)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rec, err := sync.New(sync.Options{
-		Catalog: rg.proxied, Selector: sel, Concurrency: 2, LogOptions: rg.logOpts,
+		Catalog: rg.proxied, Selector: sel, Concurrency: 2, LogOptions: rg.logOpts, Storage: pol,
 		// Failed tables are retried at the next cycle (production backs off
 		// 30s and more; the recovery rule under test is the same).
 		Backoff:      sync.Backoff{Initial: time.Nanosecond, Max: time.Nanosecond},
@@ -171,7 +182,7 @@ func (rg *faultRig) register(table string, names map[string]catalog.TableName) {
 	if err != nil {
 		rg.t.Fatal(err)
 	}
-	if _, err := sync.Register(ctx, rg.env.client, snap, rg.env.name(table), rg.w.store.url(table)); err != nil {
+	if _, err := sync.Register(ctx, rg.env.client, snap, rg.env.name(table), catalogLocation(rg.w.store.url(table))); err != nil {
 		rg.t.Fatalf("register %s: %v", table, err)
 	}
 	names[table] = rg.env.name(table)
@@ -559,4 +570,33 @@ func TestFaultCheckerCatchesViolations(t *testing.T) {
 			t.Errorf("checker missed %q; it reported:\n%s", want, got)
 		}
 	}
+}
+
+// catalogLocation is a store URL as the catalog records it: without the
+// driver options in its query, which the catalog may not carry.
+func catalogLocation(raw string) string {
+	loc, _, _ := strings.Cut(raw, "?")
+	return loc
+}
+
+// bucketOptions turns the driver options in a store URL's query into the
+// storage policy's options for its bucket; ok is false without a query.
+func bucketOptions(raw string) (sync.BucketOptions, bool) {
+	loc, query, ok := strings.Cut(raw, "?")
+	if !ok {
+		return sync.BucketOptions{}, false
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		panic(err)
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		panic(err)
+	}
+	opts := map[string]string{}
+	for k := range q {
+		opts[k] = q.Get(k)
+	}
+	return sync.BucketOptions{Location: u.Scheme + "://" + u.Host, Options: opts}, true
 }

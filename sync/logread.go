@@ -51,6 +51,10 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 	if err != nil {
 		return LogState{}, err // refused before any storage request
 	}
+	skip, fullRead := r.opts.Events.logRead(rec.Name.String(), loc, r.mayReuse(st, rec, openURL, fresh))
+	if skip {
+		return LogStateOf(st.snap, loc), nil
+	}
 	opts := append([]deltalog.Option(nil), r.opts.LogOptions...)
 	if r.opts.Metrics != nil {
 		opts = append(opts, deltalog.WithObserver(r.opts.Metrics.ObserveStorage))
@@ -102,7 +106,8 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 		st.snap = nil
 		return LogState{}, err
 	}
-	st.snap = snap
+	st.snap, st.loc = snap, loc
+	fullRead()
 	return LogStateOf(snap, loc), nil
 }
 

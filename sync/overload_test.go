@@ -38,7 +38,8 @@ func TestOverloadSlowCatalog(t *testing.T) {
 		t.Fatalf("go build ../cmd/deltasync: %v\n%s", err, out)
 	}
 	e := newEnvAt(t, ucBase(t))
-	w := newLogWriter(t, dirStore{root: t.TempDir()})
+	root := t.TempDir()
+	w := newLogWriter(t, dirStore{root: root})
 	names := map[string]catalog.TableName{}
 	rg := &faultRig{t: t, env: e, w: w}
 	for i := range overloadTables {
@@ -73,6 +74,8 @@ func TestOverloadSlowCatalog(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "deltasync.yaml")
 	conf := fmt.Sprintf(`catalog:
   url: %s
+storage:
+  allowed_locations: ["file://%s/**"]
 tables:
   - include: ["%s.s.*"]
 schedule: "@every 1s"
@@ -84,7 +87,7 @@ backoff:
 listen: %s
 log:
   format: json
-`, strings.Replace(e.client.BaseURL(), hostOf(t, e.client.BaseURL()), hostOf(t, fp.srv.URL), 1), e.catalog, listen)
+`, strings.Replace(e.client.BaseURL(), hostOf(t, e.client.BaseURL()), hostOf(t, fp.srv.URL), 1), filepath.ToSlash(root), e.catalog, listen)
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}

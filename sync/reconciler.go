@@ -48,6 +48,10 @@ type Options struct {
 	// of tables verified together are spread over the interval). 0: every
 	// table is fully re-read every cycle.
 	ResyncInterval time.Duration
+	// Events, when set, shares reconcile slots with event-driven sync and
+	// lets cycles skip the LIST of tables with no event since their last
+	// full read (see events_gate.go). Nil: every cycle reads every log.
+	Events *Events
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 
@@ -75,7 +79,8 @@ type Reconciler struct {
 type tableState struct {
 	status TableStatus
 	table  *deltalog.Table
-	url    string
+	url    string // the location table was opened at, as the storage policy resolved it
+	loc    string // the catalog's location snap was read from
 	snap   *deltalog.Snapshot
 	// credsValid is until when the vended credentials the table was opened
 	// with may still be used (zero: not vended, or expiry unknown).

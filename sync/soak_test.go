@@ -231,6 +231,8 @@ func TestSoakKill9(t *testing.T) {
 	conf := fmt.Sprintf(`catalog:
   url: %s
   timeout: 5s
+storage:
+  allowed_locations: ["file://%s/**"]
 tables:
   - include: ["%s.s.*"]
     mode: sync
@@ -244,7 +246,7 @@ listen: 127.0.0.1:0
 log:
   format: json
   level: info
-`, strings.Replace(e.client.BaseURL(), hostOf(t, e.client.BaseURL()), hostOf(t, fp.srv.URL), 1), e.catalog)
+`, strings.Replace(e.client.BaseURL(), hostOf(t, e.client.BaseURL()), hostOf(t, fp.srv.URL), 1), filepath.ToSlash(root), e.catalog)
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}

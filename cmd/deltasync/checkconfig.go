@@ -34,7 +34,7 @@ func newCheckConfigCommand(c *cli) *cobra.Command {
 			return nil
 		},
 	}
-	addSyncFlags(cmd, &f, "listen", "schedule", "http-token-file", "heartbeat-url", "pushgateway-url")
+	addSyncFlags(cmd, &f, "listen", "schedule", "http-token-file", "heartbeat-url", "pushgateway-url", "events-url")
 	return cmd
 }
 

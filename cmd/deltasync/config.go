@@ -37,6 +37,7 @@ type config struct {
 	Shard            string        `json:"shard,omitempty"`
 	Log              logConfig     `json:"log"`
 	Storage          storageConfig `json:"storage"`
+	Events           *eventsConfig `json:"events,omitempty"` // see events.go
 }
 
 type catalogConfig struct {
@@ -250,6 +251,7 @@ func (c *config) validate() error {
 	if _, err := sync.ParseShard(c.Shard); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.Events.validate()...)
 	if c.Log.Format != "json" && c.Log.Format != "console" {
 		bad("log.format %q: want json or console", c.Log.Format)
 	}
@@ -274,6 +276,7 @@ func (c config) redacted() config {
 	c.Catalog.URL = redactURL(c.Catalog.URL)
 	c.HeartbeatURL = redactURL(c.HeartbeatURL)
 	c.Pushgateway.URL = redactURL(c.Pushgateway.URL)
+	c.Events = c.Events.redacted()
 	if c.Catalog.OAuth != nil {
 		o := *c.Catalog.OAuth
 		o.TokenURL = redactURL(o.TokenURL)

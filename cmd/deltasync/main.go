@@ -31,6 +31,8 @@ type cli struct {
 	stdout io.Writer
 	stderr io.Writer
 	env    map[string]string
+	// listenEvents is set by run: only the daemon subscribes to events.
+	listenEvents bool
 }
 
 // getenv returns the value of an environment variable given to run.

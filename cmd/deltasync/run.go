@@ -36,6 +36,7 @@ func newRunCommand(c *cli) *cobra.Command {
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
+			c.listenEvents = true // only the daemon listens to storage events
 			a, err := c.newApp(cfg, false)
 			if err != nil {
 				return &exitError{code: 1, err: err}
@@ -44,7 +45,7 @@ func newRunCommand(c *cli) *cobra.Command {
 			return a.serve(cmd.Context(), nil)
 		},
 	}
-	addSyncFlags(cmd, &f, "listen", "schedule", "http-token-file", "heartbeat-url")
+	addSyncFlags(cmd, &f, "listen", "schedule", "http-token-file", "heartbeat-url", "events-url")
 	return cmd
 }
 
@@ -58,6 +59,10 @@ func (a *app) handler() http.Handler {
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !a.rec.Ready() {
 			http.Error(w, "not ready: no completed cycle with the catalog reachable yet", http.StatusServiceUnavailable)
+			return
+		}
+		if err := a.eventsReady(); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))
@@ -97,6 +102,7 @@ func (a *app) serve(ctx context.Context, ready chan<- net.Addr) error {
 	go func() { served <- srv.Serve(ln) }()
 	a.log.Info("deltasync running", zap.String("listen", ln.Addr().String()), zap.String("schedule", a.cfg.Schedule))
 
+	stopEvents := a.startEvents(ctx)
 	loopErr := sync.Loop(ctx, sched, time.Duration(a.cfg.Jitter), func(ctx context.Context) {
 		rep := a.rec.Sync(ctx)
 		if unmatched := unmatchedRules(a.cfg, rep, false, ""); len(unmatched) > 0 {
@@ -108,6 +114,7 @@ func (a *app) serve(ctx context.Context, ready chan<- net.Addr) error {
 			}
 		}
 	})
+	stopEvents()
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	err = srv.Shutdown(shutdownCtx)

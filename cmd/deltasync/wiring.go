@@ -47,6 +47,7 @@ type syncFlags struct {
 	allowEmpty     bool
 	allowLocations []string
 	timeout        time.Duration
+	eventsURL      []string
 }
 
 // addSyncFlags registers the flags every config-reading command shares
@@ -83,6 +84,8 @@ func addSyncFlags(cmd *cobra.Command, f *syncFlags, extras ...string) {
 			fs.StringVar(&f.heartbeatURL, "heartbeat-url", "", "URL pinged (GET) after every successful cycle")
 		case "timeout":
 			fs.DurationVar(&f.timeout, "timeout", 0, "overall deadline of the command (0: none); tables not reached in time are left for the next run")
+		case "events-url":
+			fs.StringArrayVar(&f.eventsURL, "events-url", nil, "pubsub subscription URL of storage notifications (repeatable; replaces the config's events.subscriptions)")
 		case "pushgateway-url":
 			fs.StringVar(&f.pushgatewayURL, "pushgateway-url", "", "Pushgateway to push metrics to after the cycle")
 		default:
@@ -103,14 +106,14 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 	fs := cmd.Flags()
 	fromEnv := map[string]bool{}
 	for _, name := range []string{"config", "catalog-url", "token-file", "include", "exclude", "mode", "output",
-		"shard", "listen", "schedule", "log-format", "log-level", "credentials", "concurrency", "heartbeat-url", "pushgateway-url", "http-token-file", "allow-empty", "allow-location", "timeout"} {
+		"shard", "listen", "schedule", "log-format", "log-level", "credentials", "concurrency", "heartbeat-url", "pushgateway-url", "http-token-file", "allow-empty", "allow-location", "timeout", "events-url"} {
 		fl := fs.Lookup(name)
 		v, ok := c.env[envName(name)]
 		if fl == nil || fl.Changed || !ok {
 			continue
 		}
 		vals := []string{v}
-		if name == "include" || name == "exclude" || name == "allow-location" {
+		if name == "include" || name == "exclude" || name == "allow-location" || name == "events-url" {
 			vals = strings.Split(v, ",")
 		}
 		for _, v := range vals {
@@ -173,6 +176,9 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 	if changed("concurrency") {
 		cfg.Concurrency = f.concurrency
 	}
+	if changed("events-url") {
+		cfg.Events = cfg.Events.withSubscriptions(f.eventsURL)
+	}
 	if changed("allow-location") {
 		cfg.Storage.AllowedLocations = f.allowLocations
 	}
@@ -216,6 +222,7 @@ type app struct {
 	metrics  *sync.Metrics
 	client   *catalog.Client
 	rec      *sync.Reconciler
+	events   *sync.Events // nil unless run with events configured
 }
 
 // newApp wires the catalog client, metrics and reconciler.
@@ -250,6 +257,11 @@ func (c *cli) newApp(cfg config, dryRun bool) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.listenEvents {
+		if a.events, err = c.newEvents(cfg, a); err != nil {
+			return nil, err
+		}
+	}
 	a.rec, err = sync.New(sync.Options{
 		Catalog: a.client, Selector: sel, Shard: shard, Storage: storage,
 		VendedCredentials: cfg.Credentials == "vended",
@@ -260,6 +272,7 @@ func (c *cli) newApp(cfg config, dryRun bool) (*app, error) {
 		DryRun:            dryRun,
 		Logger:            a.log,
 		Metrics:           a.metrics,
+		Events:            a.events,
 	})
 	if err != nil {
 		return nil, err

@@ -32,6 +32,7 @@ var descRE = regexp.MustCompile(`fqName: "([^"]+)".*variableLabels: \{([^}]*)\}`
 func main() {
 	rec := &recorder{}
 	dsync.NewMetrics(rec, "test")
+	dsync.NewEventMetrics(rec) // registered only when events are configured
 	ch := make(chan *prometheus.Desc, 64)
 	go func() {
 		for _, c := range rec.collectors {

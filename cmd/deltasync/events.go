@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"gocloud.dev/pubsub"
+	_ "gocloud.dev/pubsub/mempubsub" // mem:// (tests, demos)
+
+	"github.com/deltasync/deltasync/sync"
+)
+
+// eventsConfig is the `events:` section: storage notifications that make a
+// commit reach the catalog in seconds. The cron schedule stays the safety
+// net. Written as a list it is just the subscription URLs.
+type eventsConfig struct {
+	// Subscriptions are gocloud.dev/pubsub subscription URLs:
+	// awssqs:// (alias awssnssqs://), gcppubsub://, azuresb://, kafka://,
+	// nats://, rabbit://, mem://.
+	Subscriptions []string `json:"subscriptions,omitempty"`
+	Debounce      duration `json:"debounce,omitempty"`
+	QueueSize     int      `json:"queue_size,omitempty"`
+	MaxWait       duration `json:"max_wait,omitempty"`
+}
+
+func (e *eventsConfig) UnmarshalJSON(b []byte) error {
+	var list []string
+	if err := json.Unmarshal(b, &list); err == nil {
+		*e = eventsConfig{Subscriptions: list}
+		return nil
+	}
+	type plain eventsConfig
+	var p plain
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	*e = eventsConfig(p)
+	return nil
+}
+
+// eventOpener opens one subscription URL; release frees its connection.
+type eventOpener func(ctx context.Context, c *cli, u *url.URL) (sub *pubsub.Subscription, release func(), err error)
+
+// eventOpeners maps a URL scheme to its opener. Each driver's file adds
+// itself from init; build tags (nosqs, nogcppubsub, noazuresb, nokafka,
+// nonats, norabbit) leave drivers out of the binary.
+var eventOpeners = map[string]eventOpener{
+	"mem": openWithDefaultMux,
+}
+
+// eventSchemeAliases are accepted spellings of a driver's scheme.
+var eventSchemeAliases = map[string]string{"awssnssqs": "awssqs", "sqs": "awssqs"}
+
+// openWithDefaultMux opens u with the driver gocloud registered for it.
+func openWithDefaultMux(ctx context.Context, _ *cli, u *url.URL) (*pubsub.Subscription, func(), error) {
+	sub, err := pubsub.OpenSubscription(ctx, u.String())
+	return sub, nil, err
+}
+
+// parseEventURL checks a subscription URL and resolves scheme aliases.
+func parseEventURL(raw string) (*url.URL, eventOpener, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return nil, nil, fmt.Errorf("events: subscription %q: want a URL such as awssqs://sqs.REGION.amazonaws.com/ACCOUNT/QUEUE?region=REGION", redactURL(raw))
+	}
+	if a, ok := eventSchemeAliases[u.Scheme]; ok {
+		u.Scheme = a
+	}
+	open, ok := eventOpeners[u.Scheme]
+	if !ok {
+		var have []string
+		for s := range eventOpeners {
+			have = append(have, s)
+		}
+		sort.Strings(have)
+		return nil, nil, fmt.Errorf("events: subscription %q: scheme %s:// is not in this build (have %s)",
+			redactURL(raw), u.Scheme, strings.Join(have, ", "))
+	}
+	return u, open, nil
+}
+
+// withSubscriptions returns a copy of e (nil: defaults) whose subscriptions
+// are urls.
+func (e *eventsConfig) withSubscriptions(urls []string) *eventsConfig {
+	var out eventsConfig
+	if e != nil {
+		out = *e
+	}
+	out.Subscriptions = urls
+	return &out
+}
+
+// redacted returns a copy safe to print.
+func (e *eventsConfig) redacted() *eventsConfig {
+	if e == nil {
+		return nil
+	}
+	out := *e
+	out.Subscriptions = nil
+	for _, s := range e.Subscriptions {
+		out.Subscriptions = append(out.Subscriptions, redactURL(s))
+	}
+	return &out
+}
+
+// validate reports every problem of the events section.
+func (e *eventsConfig) validate() []error {
+	if e == nil {
+		return nil
+	}
+	var errs []error
+	for _, s := range e.Subscriptions {
+		if _, _, err := parseEventURL(s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if e.Debounce < 0 || e.MaxWait < 0 || e.QueueSize < 0 {
+		errs = append(errs, errors.New("events: debounce, max_wait and queue_size must not be negative"))
+	}
+	return errs
+}
+
+// newEvents builds event-driven sync from the config (nil when no
+// subscription is configured).
+func (c *cli) newEvents(cfg config, a *app) (*sync.Events, error) {
+	if cfg.Events == nil || len(cfg.Events.Subscriptions) == 0 {
+		return nil, nil
+	}
+	var sources []sync.EventSource
+	for _, raw := range cfg.Events.Subscriptions {
+		u, open, err := parseEventURL(raw)
+		if err != nil {
+			return nil, err
+		}
+		sources = append(sources, sync.EventSource{
+			Name: redactURL(raw),
+			Open: func(ctx context.Context) (*pubsub.Subscription, func(), error) { return open(ctx, c, u) },
+		})
+	}
+	return sync.NewEvents(sync.EventOptions{
+		Sources:        sources,
+		Debounce:       time.Duration(cfg.Events.Debounce),
+		QueueSize:      cfg.Events.QueueSize,
+		MaxWait:        time.Duration(cfg.Events.MaxWait),
+		Concurrency:    cfg.Concurrency,
+		ResyncInterval: time.Duration(cfg.ResyncInterval),
+		Metrics:        sync.NewEventMetrics(a.registry),
+		Logger:         a.log,
+	})
+}
+
+// eventsReady is nil without events or when every subscription is open.
+func (a *app) eventsReady() error {
+	if a.events == nil {
+		return nil
+	}
+	return a.events.Ready()
+}
+
+// startEvents runs event-driven sync beside the cron loop; the returned
+// function stops it (after ctx is done) and waits.
+func (a *app) startEvents(ctx context.Context) func() {
+	if a.events == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = a.events.Run(ctx, a.rec)
+	}()
+	return func() { <-done }
+}

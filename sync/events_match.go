@@ -1,0 +1,140 @@
+package sync
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/deltasync/deltasync/deltalog"
+)
+
+// anyAccount stands for the storage account of an azblob:// location, which
+// names only the container (the account comes from the environment).
+const anyAccount = "*"
+
+// CanonicalLocation spells a table location or object URL the way object
+// events are matched against the catalog: one scheme per store (s3a://,
+// s3n:// → s3://; gcs:// → gs://; abfs[s]://container@account.dfs…,
+// wasb[s]://container@account.blob… and azblob://container → az://account/container),
+// bucket and account lower-cased, query dropped, percent-encoding of the path
+// undone, repeated and trailing slashes removed (NormalizeLocation).
+func CanonicalLocation(loc string) string {
+	loc = strings.TrimSpace(loc)
+	if i := strings.IndexAny(loc, "?#"); i >= 0 && strings.Contains(loc, "://") {
+		loc = loc[:i]
+	}
+	n := NormalizeLocation(loc)
+	scheme, rest, _ := strings.Cut(n, "://")
+	if scheme == "file" {
+		return "file://" + unescapePath(rest)
+	}
+	host, p, _ := strings.Cut(rest, "/")
+	p = unescapePath(p)
+	switch scheme {
+	case "s3a", "s3n":
+		scheme = "s3"
+	case "gcs":
+		scheme = "gs"
+	case "abfs", "abfss", "wasb", "wasbs":
+		container, account, ok := strings.Cut(host, "@")
+		if !ok {
+			return "az://" + strings.ToLower(anyAccount) + "/" + join(container, p)
+		}
+		account, _, _ = strings.Cut(account, ".")
+		return "az://" + strings.ToLower(account) + "/" + join(container, p)
+	case "azblob":
+		return "az://" + anyAccount + "/" + join(host, p)
+	case "az":
+		return "az://" + join(strings.ToLower(host), p)
+	}
+	return scheme + "://" + join(strings.ToLower(host), p)
+}
+
+func join(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + "/" + b
+}
+
+// unescapePath undoes percent-encoding where it is valid.
+func unescapePath(p string) string {
+	if !strings.Contains(p, "%") {
+		return p
+	}
+	if u, err := url.PathUnescape(p); err == nil {
+		return u
+	}
+	return p
+}
+
+// LogObject is an object event read as a Delta log file: the table root it
+// is under (canonical), and what the file is.
+type LogObject struct {
+	Root string
+	File deltalog.LogKey
+}
+
+// Triggers reports whether a new file of this kind names a table to
+// reconcile: a commit, any checkpoint, _last_checkpoint or a staged commit.
+// Checksums, compactions and unknown files in _delta_log do not.
+func (o LogObject) Triggers() bool {
+	switch o.File.Kind {
+	case "commit", "checkpoint", "multi-part checkpoint", "v2 checkpoint", "_last_checkpoint", "staged commit":
+		return true
+	}
+	return false
+}
+
+// logObjectOf splits an object event into the table root and the log file;
+// ok is false when the object is not under a _delta_log directory.
+func logObjectOf(e ObjectEvent) (LogObject, bool) {
+	const dir = "_delta_log/"
+	var root, rest string
+	if strings.HasPrefix(e.Key, dir) {
+		root, rest = e.Store, e.Key
+	} else if i := strings.Index(e.Key, "/"+dir); i >= 0 {
+		root, rest = e.Store+"/"+e.Key[:i], e.Key[i+1:]
+	} else {
+		return LogObject{}, false
+	}
+	return LogObject{Root: CanonicalLocation(root), File: deltalog.ClassifyLogKey(rest)}, true
+}
+
+// locationIndex maps canonical table roots to table names.
+type locationIndex map[string][]string
+
+func (ix locationIndex) add(root, table string) {
+	for _, t := range ix[root] {
+		if t == table {
+			return
+		}
+	}
+	ix[root] = append(ix[root], table)
+}
+
+func (ix locationIndex) remove(root, table string) {
+	ts := ix[root]
+	for i, t := range ts {
+		if t == table {
+			ts = append(ts[:i:i], ts[i+1:]...)
+			break
+		}
+	}
+	if len(ts) == 0 {
+		delete(ix, root)
+	} else {
+		ix[root] = ts
+	}
+}
+
+// lookup returns the tables at a canonical root; an Azure root also matches
+// tables registered with an azblob:// location (any account).
+func (ix locationIndex) lookup(root string) []string {
+	out := ix[root]
+	if rest, ok := strings.CutPrefix(root, "az://"); ok {
+		if _, p, ok := strings.Cut(rest, "/"); ok {
+			out = append(out[:len(out):len(out)], ix["az://"+anyAccount+"/"+p]...)
+		}
+	}
+	return out
+}

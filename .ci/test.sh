@@ -45,4 +45,8 @@ if [ "$status" -ne 0 ]; then
 	echo "== go test failed (exit $status); its whole output:"
 	cat "$log"
 fi
+# Every fuzz target for a fixed budget (DELTASYNC_FUZZTIME, 15s each); a
+# failing input lands in the package's testdata/fuzz and fails the run.
+echo "== .ci/fuzz.sh"
+bash .ci/fuzz.sh || status=$?
 exit "$status"

@@ -1,11 +1,24 @@
 package sync
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+)
 
 // NormalizeLocation spells a table location the way the server stores it:
 // trailing slashes stripped, repeated slashes after the scheme collapsed,
 // and local paths ("/data/t", "file:/data/t", "file:///data/t") as file:///….
 func NormalizeLocation(loc string) string {
+	n := normalizeLocation(loc)
+	// Whitespace before a trailing slash ("s3://b/k /") ends up last once
+	// the slash is dropped; normalise again so the result is a fixed point.
+	if t := strings.TrimRightFunc(n, unicode.IsSpace); t != n {
+		return NormalizeLocation(t)
+	}
+	return n
+}
+
+func normalizeLocation(loc string) string {
 	loc = strings.TrimSpace(loc)
 	scheme, rest, ok := strings.Cut(loc, ":")
 	if !ok || strings.Contains(scheme, "/") || len(scheme) < 2 {

@@ -3,7 +3,6 @@ package sync
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	stdsync "sync"
 	"time"
@@ -347,6 +346,3 @@ func (r *Reconciler) logger(ctx context.Context) *zap.Logger {
 	}
 	return r.log
 }
-
-// errorf builds a reason string.
-func errorf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

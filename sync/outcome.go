@@ -67,9 +67,10 @@ var driftKinds = []Kind{KindSchema, KindPartitioning, KindClustering, KindProtoc
 
 // The reasons a table with drift is flagged rather than written.
 const (
-	whyManaged = "MANAGED table: watch-only, drift is flagged, never written"
-	whyWarn    = "mode warn: drift is flagged, never written"
-	whyDryRun  = "dry run: would send "
+	whyManaged  = "MANAGED table: watch-only, drift is flagged, never written"
+	whyWarn     = "mode warn: drift is flagged, never written"
+	whyReadOnly = "catalog has no Delta API: read-only, drift is flagged, never written"
+	whyDryRun   = "dry run: would send "
 )
 
 // problem is why a table could not be compared or written: the error with

@@ -114,7 +114,7 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 			return res
 		}
 		res.Plan = &plan
-		switch d := decide(t, &rec, plan); d.verdict {
+		switch d := decide(t, &rec, plan, r.readOnly(t.Name.Catalog)); d.verdict {
 		case verdictInSync:
 			res.Outcome, res.Status = OutcomeUnchanged, StatusSynced
 			return res
@@ -148,6 +148,10 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Result) (Record, LogState, error) {
 	rec, err := r.loadRecord(ctx, t.Name, t.Listed)
 	if err != nil {
+		var p *problem
+		if errors.As(err, &p) {
+			return Record{}, LogState{}, err
+		}
 		if catalog.IsUnsupportedFormat(err) {
 			return Record{}, LogState{}, flagged(ReasonUnsupported, fmt.Errorf("not a Delta table: %w", err))
 		}
@@ -185,8 +189,9 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 }
 
 // decide says what a non-empty plan calls for: write it, nothing (the
-// drift needs no action), or flag it, and why.
-func decide(t Target, rec *Record, p Plan) decision {
+// drift needs no action), or flag it, and why. readOnly is set for a
+// catalog without the Delta API (see readonly.go).
+func decide(t Target, rec *Record, p Plan, readOnly bool) decision {
 	switch {
 	case len(p.Problems) > 0:
 		return flagDrift(StatusUnknown, ReasonLog, "cannot compare: %s", strings.Join(p.Problems, "; "))
@@ -194,8 +199,10 @@ func decide(t Target, rec *Record, p Plan) decision {
 		return flagDrift(StatusOutOfSync, ReasonUnsupported, "log has types the catalog cannot store: %s", strings.Join(p.Unsupported, ", "))
 	case p.Location != nil:
 		return flagDrift(StatusOutOfSync, "", "location differs: %s vs %s", p.Location.Log, p.Location.Catalog)
-	case !p.MetadataDrift() && (rec.Managed() || t.Mode == ModeWarn):
+	case !p.MetadataDrift() && (readOnly || rec.Managed() || t.Mode == ModeWarn):
 		return decision{verdict: verdictInSync}
+	case readOnly:
+		return flagDrift(StatusOutOfSync, "", whyReadOnly)
 	case rec.Managed():
 		return flagDrift(StatusOutOfSync, "", whyManaged)
 	case t.Mode == ModeWarn:
@@ -250,9 +257,18 @@ func (r *Reconciler) apply(ctx context.Context, t Target, rec *Record, log LogSt
 // cycle and the record's updated-time is the listed updated_at, nothing
 // changed in between (every change advances it, §4.4): the listing's
 // comment and storage location are current and GetTable is not sent.
+//
+// A catalog without the Delta API is read with the classic API instead
+// (readonly.go).
 func (r *Reconciler) loadRecord(ctx context.Context, name catalog.TableName, listed *catalog.TableInfo) (Record, error) {
+	if r.readOnly(name.Catalog) {
+		return r.loadClassicRecord(ctx, name)
+	}
 	lt, err := r.opts.Catalog.LoadTable(ctx, name)
 	if err != nil {
+		if r.lacksDeltaAPI(ctx, name.Catalog, err) {
+			return r.loadClassicRecord(ctx, name)
+		}
 		return Record{}, err
 	}
 	if listed != nil && listed.UpdatedAt != 0 && lt.Metadata.UpdatedTime == listed.UpdatedAt {

@@ -70,6 +70,8 @@ type Reconciler struct {
 	tables map[string]*tableState
 	cycle  int64
 	ready  bool
+	// noDeltaAPI are the catalogs found without the Delta API (readonly.go).
+	noDeltaAPI map[string]bool
 }
 
 // tableState is what the reconciler remembers about a table between cycles.
@@ -222,6 +224,7 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 	if err == nil && !rep.Interrupted {
 		r.forgetOthers(listed)
 	}
+	rep.ReadOnly = r.ReadOnlyCatalogs()
 	rep.Duration = r.opts.Now().Sub(start)
 	ok := rep.Err == nil && rep.Count(OutcomeFailed) == 0
 	r.opts.Metrics.recordCycle(rep.Duration, ok, r.opts.Now())

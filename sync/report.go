@@ -27,6 +27,9 @@ type Report struct {
 	Err error
 	// Interrupted is set when cancellation stopped the cycle early.
 	Interrupted bool
+	// ReadOnly are the catalogs found without the Delta API: their tables
+	// were read with the classic API and drift was flagged, never written.
+	ReadOnly []string
 }
 
 // Count returns how many tables had the outcome.
@@ -111,7 +114,15 @@ func (r *Report) Summary() string {
 	if r.Interrupted {
 		s += " (interrupted)"
 	}
+	if len(r.ReadOnly) > 0 {
+		s += " (read-only: no Delta API)"
+	}
 	return s
+}
+
+// readOnlyLine says why a catalog's drift is flagged and never written.
+func readOnlyLine(catalogName string) string {
+	return fmt.Sprintf("catalog %s has no Delta API (getConfig answers 404): read-only, drift is flagged, never written", catalogName)
 }
 
 // OutcomeWouldUpdate is the outcome the JSON report gives a table a dry
@@ -121,14 +132,16 @@ const OutcomeWouldUpdate Outcome = "would_update"
 
 // jsonReport is the stable JSON shape (format_version "1").
 type jsonReport struct {
-	FormatVersion string         `json:"format_version"`
-	DryRun        bool           `json:"dry_run"`
-	Tables        []Result       `json:"tables"`
-	Skipped       []Skipped      `json:"skipped"`
-	Deferred      []string       `json:"deferred,omitempty"`
-	Errors        []string       `json:"errors,omitempty"`
-	Summary       map[string]int `json:"summary"`
-	DurationMs    int64          `json:"duration_ms"`
+	FormatVersion string    `json:"format_version"`
+	DryRun        bool      `json:"dry_run"`
+	Tables        []Result  `json:"tables"`
+	Skipped       []Skipped `json:"skipped"`
+	Deferred      []string  `json:"deferred,omitempty"`
+	Errors        []string  `json:"errors,omitempty"`
+	// ReadOnly are notes on catalogs without the Delta API (readOnlyLine).
+	ReadOnly   []string       `json:"read_only,omitempty"`
+	Summary    map[string]int `json:"summary"`
+	DurationMs int64          `json:"duration_ms"`
 }
 
 // WriteJSON writes the report as one JSON document. Its summary holds the
@@ -159,6 +172,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	if r.Err != nil {
 		j.Errors = strings.Split(r.Err.Error(), "\n")
 	}
+	for _, c := range r.ReadOnly {
+		j.ReadOnly = append(j.ReadOnly, readOnlyLine(c))
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(j)
@@ -167,6 +183,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // WriteText writes the report for people, table by table.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
+	for _, c := range r.ReadOnly {
+		fmt.Fprintf(&b, "%s\n", readOnlyLine(c))
+	}
 	for _, res := range r.Results {
 		head := string(res.Outcome)
 		switch {

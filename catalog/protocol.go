@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/deltasync/deltasync/internal/deltaspec"
 )
 
 // Server-derived property keys (see IsDerivedProperty).
@@ -37,16 +39,9 @@ func IsDerivedProperty(key string) bool {
 
 // IsReaderWriterFeature reports whether a table feature is a reader+writer
 // feature (listed in both readerFeatures and writerFeatures); every other
-// feature is treated as writer-only.
-func IsReaderWriterFeature(f string) bool {
-	switch f {
-	case "catalogManaged", "catalogOwned-preview", "deletionVectors", "v2Checkpoint", "vacuumProtocolCheck",
-		"columnMapping", "timestampNtz", "typeWidening", "typeWidening-preview", "variantType",
-		"variantType-preview", "variantShredding-preview":
-		return true
-	}
-	return false
-}
+// feature is treated as writer-only. The list is shared with deltalog
+// (internal/deltaspec).
+func IsReaderWriterFeature(f string) bool { return deltaspec.IsReaderWriterFeature(f) }
 
 // ProtocolProperties projects p the way the server stores it:
 // delta.minReaderVersion, delta.minWriterVersion and

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/deltasync/deltasync/internal/textfmt"
 )
 
 // ReportFormatVersion is the format_version of the JSON report.
@@ -194,7 +196,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		case res.Outcome == OutcomeUnchanged:
 			head = "in sync"
 		}
-		fmt.Fprintf(&b, "%s (%s, %s): %s [%s]\n", res.Table, orDash(res.Type), res.Mode, head, res.Status)
+		fmt.Fprintf(&b, "%s (%s, %s): %s [%s]\n", res.Table, textfmt.OrDash(res.Type), res.Mode, head, res.Status)
 		if res.Reason != "" && !res.WouldUpdate {
 			fmt.Fprintf(&b, "  reason: %s\n", res.Reason)
 		}
@@ -223,13 +225,6 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // writePlan renders each difference on its own line.

@@ -54,50 +54,62 @@ type rawJSON []byte
 
 func (r *rawJSON) UnmarshalJSON(b []byte) error { *r = append((*r)[:0], b...); return nil }
 
-// ListCatalogs calls listCatalogs and returns every page.
-func (c *Client) ListCatalogs(ctx context.Context) ([]CatalogInfo, error) {
-	var all []CatalogInfo
-	err := c.listAll(ctx, "listCatalogs", "/catalogs", url.Values{}, func(b []byte) (string, error) {
-		var page struct {
-			Catalogs      []CatalogInfo `json:"catalogs"`
-			NextPageToken *string       `json:"next_page_token"`
+// listPage is one page of a classic list answer. Each list call reads the
+// items field of its resource (see listPages); the others stay empty.
+type listPage[T any] struct {
+	Catalogs      []T     `json:"catalogs"`
+	Schemas       []T     `json:"schemas"`
+	Tables        []T     `json:"tables"`
+	NextPageToken *string `json:"next_page_token"`
+}
+
+// listPages pages through a classic list endpoint (listAll), decoding each
+// page as a listPage[T] (after prepare, when set, rewrites its bytes) and
+// handing fn the items picked by items. fn's error stops the listing and
+// is returned as is.
+func listPages[T any](ctx context.Context, c *Client, op, path string, q url.Values, prepare func([]byte) []byte,
+	items func(*listPage[T]) []T, fn func([]T) error) error {
+	return c.listAll(ctx, op, path, q, func(b []byte) (string, error) {
+		if prepare != nil {
+			b = prepare(b)
 		}
-		err := json.Unmarshal(b, &page)
-		all = append(all, page.Catalogs...)
-		return deref(page.NextPageToken), err
+		var page listPage[T]
+		if err := json.Unmarshal(b, &page); err != nil {
+			return "", err
+		}
+		if err := fn(items(&page)); err != nil {
+			return "", &stopListing{err}
+		}
+		return deref(page.NextPageToken), nil
+	})
+}
+
+// listEvery collects every page of a classic list endpoint.
+func listEvery[T any](ctx context.Context, c *Client, op, path string, q url.Values, items func(*listPage[T]) []T) ([]T, error) {
+	var all []T
+	err := listPages(ctx, c, op, path, q, nil, items, func(page []T) error {
+		all = append(all, page...)
+		return nil
 	})
 	return all, err
+}
+
+// ListCatalogs calls listCatalogs and returns every page.
+func (c *Client) ListCatalogs(ctx context.Context) ([]CatalogInfo, error) {
+	return listEvery(ctx, c, "listCatalogs", "/catalogs", url.Values{},
+		func(p *listPage[CatalogInfo]) []CatalogInfo { return p.Catalogs })
 }
 
 // ListSchemas calls listSchemas for catalog and returns every page.
 func (c *Client) ListSchemas(ctx context.Context, catalog string) ([]SchemaInfo, error) {
-	var all []SchemaInfo
-	err := c.listAll(ctx, "listSchemas", "/schemas", url.Values{"catalog_name": {catalog}}, func(b []byte) (string, error) {
-		var page struct {
-			Schemas       []SchemaInfo `json:"schemas"`
-			NextPageToken *string      `json:"next_page_token"`
-		}
-		err := json.Unmarshal(b, &page)
-		all = append(all, page.Schemas...)
-		return deref(page.NextPageToken), err
-	})
-	return all, err
+	return listEvery(ctx, c, "listSchemas", "/schemas", url.Values{"catalog_name": {catalog}},
+		func(p *listPage[SchemaInfo]) []SchemaInfo { return p.Schemas })
 }
 
 // ListTables calls listTables for catalog.schema and returns every page.
 func (c *Client) ListTables(ctx context.Context, catalog, schema string) ([]TableInfo, error) {
-	var all []TableInfo
-	q := url.Values{"catalog_name": {catalog}, "schema_name": {schema}}
-	err := c.listAll(ctx, "listTables", "/tables", q, func(b []byte) (string, error) {
-		var page struct {
-			Tables        []TableInfo `json:"tables"`
-			NextPageToken *string     `json:"next_page_token"`
-		}
-		err := json.Unmarshal(b, &page)
-		all = append(all, page.Tables...)
-		return deref(page.NextPageToken), err
-	})
-	return all, err
+	return listEvery(ctx, c, "listTables", "/tables", url.Values{"catalog_name": {catalog}, "schema_name": {schema}},
+		func(p *listPage[TableInfo]) []TableInfo { return p.Tables })
 }
 
 // GetTable calls getTable (classic) for "catalog.schema.table". It is the

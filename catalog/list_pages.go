@@ -14,23 +14,15 @@ import (
 // and the columns of a page are most of its bytes. The slice is fn's to keep.
 func (c *Client) ListTablesPages(ctx context.Context, catalog, schema string, fn func(page []TableInfo) error) error {
 	q := url.Values{"catalog_name": {catalog}, "schema_name": {schema}}
-	return c.listAll(ctx, "listTables", "/tables", q, func(b []byte) (string, error) {
-		var page struct {
-			Tables        []listedTable `json:"tables"`
-			NextPageToken *string       `json:"next_page_token"`
-		}
-		if err := json.Unmarshal(dropColumns(b), &page); err != nil {
-			return "", err
-		}
-		out := make([]TableInfo, len(page.Tables))
-		for i := range page.Tables {
-			out[i] = TableInfo(page.Tables[i].withoutColumns)
-		}
-		if err := fn(out); err != nil {
-			return "", &stopListing{err}
-		}
-		return deref(page.NextPageToken), nil
-	})
+	return listPages(ctx, c, "listTables", "/tables", q, dropColumns,
+		func(p *listPage[listedTable]) []listedTable { return p.Tables },
+		func(page []listedTable) error {
+			out := make([]TableInfo, len(page))
+			for i := range page {
+				out[i] = TableInfo(page[i].withoutColumns)
+			}
+			return fn(out)
+		})
 }
 
 // listedTable decodes a TableInfo but skips its columns.

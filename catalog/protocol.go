@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/deltasync/deltasync/internal/deltaspec"
 )
 
 // Server-derived property keys (see IsDerivedProperty).
@@ -37,16 +39,9 @@ func IsDerivedProperty(key string) bool {
 
 // IsReaderWriterFeature reports whether a table feature is a reader+writer
 // feature (listed in both readerFeatures and writerFeatures); every other
-// feature is treated as writer-only.
-func IsReaderWriterFeature(f string) bool {
-	switch f {
-	case "catalogManaged", "catalogOwned-preview", "deletionVectors", "v2Checkpoint", "vacuumProtocolCheck",
-		"columnMapping", "timestampNtz", "typeWidening", "typeWidening-preview", "variantType",
-		"variantType-preview", "variantShredding-preview":
-		return true
-	}
-	return false
-}
+// feature is treated as writer-only. The list is shared with deltalog
+// (internal/deltaspec).
+func IsReaderWriterFeature(f string) bool { return deltaspec.IsReaderWriterFeature(f) }
 
 // ProtocolProperties projects p the way the server stores it:
 // delta.minReaderVersion, delta.minWriterVersion and
@@ -115,17 +110,11 @@ func intProp(props map[string]string, key string) (int, error) {
 // (delta.rowTracking.rowIdHighWaterMark). Absent domains stay nil.
 func DomainMetadataFromProperties(props map[string]string) (DomainMetadata, error) {
 	var d DomainMetadata
-	raw, ok := props[PropClusteringColumns]
-	key := PropClusteringColumns
-	if !ok {
-		raw, ok = props[PropDeltaClusteringCols]
-		key = PropDeltaClusteringCols
+	cols, ok, err := ClusteringFromProperties(props)
+	if err != nil {
+		return DomainMetadata{}, err
 	}
 	if ok {
-		var cols [][]string
-		if err := json.Unmarshal([]byte(raw), &cols); err != nil {
-			return DomainMetadata{}, fmt.Errorf("catalog: property %s=%q: want JSON [[string]]", key, raw)
-		}
 		if cols == nil {
 			cols = [][]string{}
 		}
@@ -139,4 +128,23 @@ func DomainMetadataFromProperties(props map[string]string) (DomainMetadata, erro
 		d.RowIDHighWaterMark = &n
 	}
 	return d, nil
+}
+
+// ClusteringFromProperties reads the server's projection of the
+// delta.clustering domain: the column paths stored as property
+// clusteringColumns (what the OSS server writes) or the spec's
+// delta.clusteringColumns. ok is false when neither key is present (the
+// table is not clustered); a JSON null gives nil paths with ok set.
+func ClusteringFromProperties(props map[string]string) (cols [][]string, ok bool, err error) {
+	for _, key := range []string{PropClusteringColumns, PropDeltaClusteringCols} {
+		raw, found := props[key]
+		if !found {
+			continue
+		}
+		if err := json.Unmarshal([]byte(raw), &cols); err != nil {
+			return nil, false, fmt.Errorf("catalog: property %s=%q: not a JSON list of column paths", key, raw)
+		}
+		return cols, true, nil
+	}
+	return nil, false, nil
 }

@@ -125,3 +125,32 @@ func TestDomainMetadataFromProperties(t *testing.T) {
 		})
 	}
 }
+
+func TestClusteringFromProperties(t *testing.T) {
+	tests := []struct {
+		props   map[string]string
+		want    [][]string
+		ok      bool
+		wantErr string
+	}{
+		{props: nil},
+		{props: map[string]string{"clusteringColumns": `[["a"],["b","c"]]`}, want: [][]string{{"a"}, {"b", "c"}}, ok: true},
+		{props: map[string]string{"delta.clusteringColumns": `[["x"]]`}, want: [][]string{{"x"}}, ok: true},
+		// The server's key wins over the spec's.
+		{props: map[string]string{"clusteringColumns": `[["a"]]`, "delta.clusteringColumns": `[["x"]]`}, want: [][]string{{"a"}}, ok: true},
+		{props: map[string]string{"clusteringColumns": `null`}, ok: true},
+		{props: map[string]string{"clusteringColumns": `a,b`}, wantErr: `property clusteringColumns="a,b": not a JSON list of column paths`},
+	}
+	for _, tt := range tests {
+		got, ok, err := ClusteringFromProperties(tt.props)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%v: error %v, want %q", tt.props, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || ok != tt.ok || !cmp.Equal(got, tt.want) {
+			t.Errorf("%v: got %v %v %v, want %v %v", tt.props, got, ok, err, tt.want, tt.ok)
+		}
+	}
+}

@@ -24,6 +24,8 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/memblob"
+
+	"github.com/deltasync/deltasync/internal/redact"
 )
 
 // contractStores lists every backend of the storage contract.
@@ -56,7 +58,7 @@ func openTable(t *testing.T, rawURL string, creds Credentials) *blob.Bucket {
 	t.Helper()
 	b, _, err := openBucket(context.Background(), rawURL, creds)
 	if err != nil {
-		t.Fatalf("open %s: %v", redactURL(rawURL), err)
+		t.Fatalf("open %s: %v", redact.Location(rawURL), err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
 	return b

@@ -1,28 +1,13 @@
 package deltalog
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/deltasync/deltasync/internal/deltaspec"
+)
 
 // maxReaderVersion is the highest protocol reader version deltalog reads.
 const maxReaderVersion = 3
-
-// knownReaderFeatures are the reader features whose tables deltalog can
-// read the metadata of. Anything else (including the old preview name
-// "catalogOwned") is refused: a reader must not guess at a feature.
-var knownReaderFeatures = []string{
-	"catalogManaged",
-	"catalogOwned-preview",
-	"columnMapping",
-	"deletionVectors",
-	"timestampNtz",
-	"typeWidening",
-	"typeWidening-preview",
-	"v2Checkpoint",
-	"vacuumProtocolCheck",
-	"variantShredding",
-	"variantShredding-preview",
-	"variantType",
-	"variantType-preview",
-}
 
 // checkReadable returns an error wrapping ErrUnsupportedFeature when p
 // asks for a reader version or a reader feature deltalog does not know.
@@ -36,8 +21,12 @@ func checkReadable(p *Protocol) error {
 	if p.MinReaderVersion < 3 {
 		return nil // reader features only exist with reader version 3
 	}
+	// The reader features deltalog reads the metadata of are the
+	// protocol's reader+writer features (internal/deltaspec, shared with
+	// catalog). Anything else (including the old preview name
+	// "catalogOwned") is refused: a reader must not guess at a feature.
 	for _, f := range p.ReaderFeatures {
-		if !slices.Contains(knownReaderFeatures, f) {
+		if !deltaspec.IsReaderWriterFeature(f) {
 			return reason(ErrUnsupportedFeature, "unsupported reader feature %q", f)
 		}
 	}

@@ -16,6 +16,8 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
 	"gocloud.dev/blob/memblob"
+
+	"github.com/deltasync/deltasync/internal/redact"
 )
 
 // logDir is the key prefix of a table's transaction log, relative to the
@@ -58,7 +60,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Table, error) {
 	rawURL = hadoopFile(rawURL)
 	b, name, err := openBucket(ctx, rawURL, o.creds)
 	if err != nil {
-		return nil, &LogError{Op: "open", Table: redactURL(rawURL), Version: -1, Err: classifyStoreError(err)}
+		return nil, &LogError{Op: "open", Table: redact.Location(rawURL), Version: -1, Err: classifyStoreError(err)}
 	}
 	root, err := openRoot(rawURL)
 	if err != nil {
@@ -74,7 +76,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Table, error) {
 // keys are "_delta_log/...") and the table name used in errors.
 func openBucket(ctx context.Context, rawURL string, creds Credentials) (*blob.Bucket, string, error) {
 	rawURL = hadoopFile(rawURL)
-	name := redactURL(rawURL)
+	name := redact.Location(rawURL)
 	if !strings.Contains(rawURL, "://") {
 		b, err := openDir(rawURL)
 		return b, name, err
@@ -143,23 +145,6 @@ func tableRoot(p string) string {
 		return ""
 	}
 	return p + "/"
-}
-
-// redactURL drops the query (which may carry secrets such as a SAS token)
-// and any user info from a table URL, for use in errors and logs.
-func redactURL(raw string) string {
-	if !strings.Contains(raw, "://") {
-		return raw
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		if i := strings.IndexByte(raw, '?'); i >= 0 {
-			return raw[:i]
-		}
-		return raw
-	}
-	u.RawQuery, u.User, u.Fragment = "", nil, ""
-	return u.String()
 }
 
 // listLog lists the direct children of _delta_log/ whose keys sort after

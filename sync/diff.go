@@ -167,7 +167,7 @@ func Diff(log LogState, rec Record, opts DiffOptions) Plan {
 	if !slices.Equal(nonNil(log.PartitionColumns), nonNil(md.PartitionColumns)) {
 		p.Partitioning = &PartitioningChange{Log: nonNil(log.PartitionColumns), Catalog: nonNil(md.PartitionColumns)}
 	}
-	catClustering, err := clusteringFromProperties(md.Properties)
+	catClustering, _, err := catalog.ClusteringFromProperties(md.Properties)
 	if err != nil {
 		p.Problems = append(p.Problems, err.Error())
 	} else if !equalClustering(log.Clustering, catClustering) {
@@ -315,24 +315,6 @@ func schemaDetails(log, cat catalog.StructType) []string {
 		out = append(out, "column encoding differs")
 	}
 	return out
-}
-
-// clusteringFromProperties reads the server's projection of the
-// delta.clustering domain (stored as "clusteringColumns"; the spec's name
-// "delta.clusteringColumns" is accepted too).
-func clusteringFromProperties(props map[string]string) ([][]string, error) {
-	for _, key := range []string{"clusteringColumns", "delta.clusteringColumns"} {
-		v, ok := props[key]
-		if !ok {
-			continue
-		}
-		var cols [][]string
-		if err := json.Unmarshal([]byte(v), &cols); err != nil {
-			return nil, fmt.Errorf("catalog property %s=%q: not a JSON list of column paths", key, v)
-		}
-		return cols, nil
-	}
-	return nil, nil
 }
 
 func equalClustering(a, b [][]string) bool {

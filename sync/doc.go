@@ -13,7 +13,11 @@
 //     An EXTERNAL table last found in sync is confirmed unchanged without
 //     a per-table catalog read while its listed updated_at stays the same
 //     and one LIST of its log shows no newer version (fastpath.go), and
-//     fully re-read at least every Options.ResyncInterval;
+//     fully re-read at least every Options.ResyncInterval. One reconcile
+//     is load (both sides) → decide (a typed decision: write, in sync, or
+//     flag and why) → apply (reconcile.go); the words it reports in are in
+//     outcome.go. A catalog without the Delta API is read with the classic
+//     API and never written (readonly.go);
 //   - diff (Diff): a pure, total, deterministic function from (LogState,
 //     Record) to a typed Plan; server-derived keys and representation
 //     differences are normalised away first, so a faithfully registered
@@ -24,7 +28,8 @@
 //
 // Invariants: nothing is written for an empty plan, for MANAGED or
 // catalog-managed tables, for tables in warn mode, for logs with types the
-// catalog cannot store, for a differing location, or when the catalog's
+// catalog cannot store, for a differing location, for a catalog without
+// the Delta API, or when the catalog's
 // watermark is newer than the log; an etag conflict means reload and
 // re-plan (bounded); a write is confirmed by reloading and re-diffing.
 //

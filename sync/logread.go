@@ -63,7 +63,7 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 	if r.opts.VendedCredentials && (reopen || !r.opts.Now().Before(st.credsValid)) {
 		// Vend only when the table is (re)opened or its credentials are
 		// about to expire; the snapshot carries over to the new handle.
-		creds, err := r.credentials(ctx, rec.Name, loc)
+		creds, err := r.credentials(ctx, rec)
 		if err != nil {
 			return LogState{}, err
 		}
@@ -112,9 +112,16 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 }
 
 // credentials fetches READ credentials for the table: the catalog client
-// picks the one whose prefix is the longest match of the location.
-func (r *Reconciler) credentials(ctx context.Context, name catalog.TableName, loc string) (vended, error) {
-	c, err := r.opts.Catalog.ReadCredentials(ctx, name, loc)
+// picks the one whose prefix is the longest match of the location. A
+// catalog without the Delta API vends them by table id (readonly.go).
+func (r *Reconciler) credentials(ctx context.Context, rec Record) (vended, error) {
+	var c catalog.Credentials
+	var err error
+	if r.readOnly(rec.Name.Catalog) {
+		c, err = r.classicCredentials(ctx, rec)
+	} else {
+		c, err = r.opts.Catalog.ReadCredentials(ctx, rec.Name, rec.Table.Metadata.Location)
+	}
 	if err != nil {
 		return vended{}, fmt.Errorf("vending READ credentials: %w", err)
 	}

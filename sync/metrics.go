@@ -8,42 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Outcome is what a reconcile did to one table.
-type Outcome string
-
-const (
-	OutcomeUnchanged Outcome = "unchanged" // in sync, nothing sent
-	OutcomeSynced    Outcome = "synced"    // one update sent and confirmed
-	OutcomeFlagged   Outcome = "flagged"   // drift reported, not written (watch-only, unsupported, ...)
-	OutcomeFailed    Outcome = "failed"    // could not compare or could not write
-)
-
-// Status is a table's sync status after a reconcile.
-type Status string
-
-const (
-	StatusSynced    Status = "Synced"
-	StatusOutOfSync Status = "OutOfSync"
-	StatusUnknown   Status = "Unknown"
-)
-
-// ErrorReason classifies a failure for deltasync_errors_total.
-type ErrorReason string
-
-const (
-	ReasonCatalog     ErrorReason = "catalog"
-	ReasonStorage     ErrorReason = "storage"
-	ReasonLog         ErrorReason = "log"
-	ReasonConflict    ErrorReason = "conflict"
-	ReasonUnsupported ErrorReason = "unsupported"
-	ReasonConfig      ErrorReason = "config"
-	ReasonInternal    ErrorReason = "internal"
-)
-
-// driftKinds are the label values of deltasync_table_drift, always all
-// exported per table (0 or 1) so dashboards see every kind.
-var driftKinds = []Kind{KindSchema, KindPartitioning, KindClustering, KindProtocol, KindProperties, KindComment, KindLocation}
-
 // Metrics holds deltasync's Prometheus collectors. Create it once per
 // registry with NewMetrics; the names are a published contract (alert rules
 // and dashboards depend on them), so they are only ever added to.

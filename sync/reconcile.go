@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"go.uber.org/zap"
@@ -94,57 +95,18 @@ func (r *Reconciler) reconcile(ctx context.Context, t Target) Result {
 // latest read before deciding, after the one that confirmed the verdict.
 type records struct{ before, after *Record }
 
-// reconcileFull re-reads both sides of the table and acts on the difference.
+// reconcileFull re-reads both sides of the table (load), compares them and
+// decides what the difference calls for (decide), and writes it (apply).
+// An etag conflict while writing starts again from load, up to MaxAttempts.
 func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target, recs *records) Result {
-	name := t.Name.String()
-	res := Result{Table: name, Mode: t.Mode}
-	l := r.logger(ctx).With(zap.String("table", name))
-	fail := func(reason ErrorReason, err error) Result {
-		res.Outcome, res.Status, res.ErrorReason, res.Reason = OutcomeFailed, StatusUnknown, reason, err.Error()
-		return res
-	}
+	res := Result{Table: t.Name.String(), Mode: t.Mode}
 	for attempt := 1; ; attempt++ {
 		res.Attempts = attempt
-		rec, err := r.loadRecord(ctx, t.Name, t.Listed)
+		rec, log, err := r.load(ctx, st, t, &res)
 		if err != nil {
-			if catalog.IsUnsupportedFormat(err) {
-				res.Outcome, res.Status, res.Reason = OutcomeFlagged, StatusUnknown, "not a Delta table: "+err.Error()
-				res.ErrorReason = ReasonUnsupported
-				return res
-			}
-			return fail(ReasonCatalog, err)
+			return res.fail(err)
 		}
 		recs.before, recs.after = &rec, nil
-		md := rec.Table.Metadata
-		res.Type = md.TableType
-		res.CatalogVersion = md.LastCommitVersion
-		if rec.Managed() && rec.Table.LatestTableVersion != nil {
-			res.CatalogVersion = rec.Table.LatestTableVersion
-		}
-		log, err := r.readLog(ctx, st, rec, false)
-		if err == nil && !rec.Managed() && md.LastCommitVersion != nil && *md.LastCommitVersion > log.Version {
-			// Someone recorded a newer version than we see: re-read the
-			// log from scratch rather than push an older snapshot.
-			log, err = r.readLog(ctx, st, rec, true)
-			if err == nil && *md.LastCommitVersion > log.Version {
-				res.LogVersion = &log.Version
-				return fail(ReasonConflict, errors.New(errorf(
-					"catalog records log version %d but the log's latest is %d; not pushing an older snapshot",
-					*md.LastCommitVersion, log.Version)))
-			}
-		}
-		if err != nil {
-			if refused(&res, err) {
-				return res
-			}
-			if isLogContentError(err) {
-				res.Outcome, res.Status, res.ErrorReason = OutcomeFlagged, StatusUnknown, ReasonLog
-				res.Reason = "log cannot be read: " + err.Error()
-				return res
-			}
-			return fail(ReasonStorage, err)
-		}
-		res.LogVersion = &log.Version
 		plan := Diff(log, rec, r.opts.Diff)
 		if plan.Empty() {
 			res.Outcome, res.Status, res.Plan = OutcomeUnchanged, StatusSynced, nil
@@ -152,76 +114,142 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 			return res
 		}
 		res.Plan = &plan
-		if why, reason, status := r.watchOnly(t, &rec, plan); why != "" {
-			if why == inSync {
-				res.Outcome, res.Status = OutcomeUnchanged, StatusSynced
-				return res
-			}
-			res.Outcome, res.Status, res.Reason, res.ErrorReason = OutcomeFlagged, status, why, reason
+		switch d := decide(t, &rec, plan, r.readOnly(t.Name.Catalog)); d.verdict {
+		case verdictInSync:
+			res.Outcome, res.Status = OutcomeUnchanged, StatusSynced
+			return res
+		case verdictFlag:
+			res.Outcome, res.Status, res.Reason, res.ErrorReason = OutcomeFlagged, d.status, d.reason, d.errorReason
 			return res
 		}
 		res.Updates = plan.Updates(log)
 		res.Actions = actionNames(res.Updates)
 		if r.opts.DryRun {
 			res.Outcome, res.Status, res.WouldUpdate = OutcomeFlagged, StatusOutOfSync, true
-			res.Reason = "dry run: would send " + strings.Join(res.Actions, ", ")
+			res.Reason = whyDryRun + strings.Join(res.Actions, ", ")
 			return res
 		}
-		req := catalog.UpdateTableRequest{
-			Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: md.TableUUID}, catalog.AssertEtag{Etag: md.Etag}},
-			Updates:      res.Updates,
+		after, err := r.apply(ctx, t, &rec, log, attempt, &res)
+		if errors.Is(err, errRetry) {
+			continue
 		}
-		l.Info("sending update", zap.String("etag", md.Etag), zap.Int64("version", log.Version), zap.Strings("actions", res.Actions))
-		if _, err := r.opts.Catalog.UpdateTable(ctx, t.Name, req); err != nil {
-			if catalog.IsConflict(err) {
-				r.opts.Metrics.recordError(ReasonConflict)
-				if attempt < r.opts.MaxAttempts {
-					l.Info("etag conflict: another writer changed the table; reloading", zap.Int("attempt", attempt))
-					continue
-				}
-				res.NotApplied = true
-				return fail(ReasonConflict, errors.New(errorf("gave up after %d etag conflicts: %v", attempt, err)))
-			}
-			res.NotApplied = true
-			return fail(ReasonCatalog, err)
-		}
-		after, err := r.loadRecord(ctx, t.Name, nil)
 		if err != nil {
-			return fail(ReasonCatalog, errors.New("update sent but reload failed: "+err.Error()))
-		}
-		res.CatalogVersion = after.Table.Metadata.LastCommitVersion
-		if left := Diff(log, after, r.opts.Diff); !left.Empty() {
-			res.Plan = &left
-			return fail(ReasonInternal, errors.New(errorf("update sent but the catalog still differs in %v", left.Kinds())))
+			return res.fail(err)
 		}
 		res.Outcome, res.Status = OutcomeSynced, StatusSynced
-		recs.after = &after
+		recs.after = after
 		return res
 	}
 }
 
-// inSync marks drift that needs no action for this table (a watch-only
-// table whose watermark merely lags).
-const inSync = "\x00in-sync"
+// load reads the table's catalog record and then its log at the record's
+// location. It notes on res what it found (table type, versions) even when
+// it fails, and classifies every error it returns (see problem).
+func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Result) (Record, LogState, error) {
+	rec, err := r.loadRecord(ctx, t.Name, t.Listed)
+	if err != nil {
+		var p *problem
+		if errors.As(err, &p) {
+			return Record{}, LogState{}, err
+		}
+		if catalog.IsUnsupportedFormat(err) {
+			return Record{}, LogState{}, flagged(ReasonUnsupported, fmt.Errorf("not a Delta table: %w", err))
+		}
+		return Record{}, LogState{}, failed(ReasonCatalog, err)
+	}
+	md := rec.Table.Metadata
+	res.Type = md.TableType
+	res.CatalogVersion = md.LastCommitVersion
+	if rec.Managed() && rec.Table.LatestTableVersion != nil {
+		res.CatalogVersion = rec.Table.LatestTableVersion
+	}
+	log, err := r.readLog(ctx, st, rec, false)
+	if err == nil && !rec.Managed() && md.LastCommitVersion != nil && *md.LastCommitVersion > log.Version {
+		// Someone recorded a newer version than we see: re-read the
+		// log from scratch rather than push an older snapshot.
+		log, err = r.readLog(ctx, st, rec, true)
+		if err == nil && *md.LastCommitVersion > log.Version {
+			res.LogVersion = &log.Version
+			return Record{}, LogState{}, failed(ReasonConflict, fmt.Errorf(
+				"catalog records log version %d but the log's latest is %d; not pushing an older snapshot",
+				*md.LastCommitVersion, log.Version))
+		}
+	}
+	if err != nil {
+		if p := refused(err); p != nil {
+			return Record{}, LogState{}, p
+		}
+		if isLogContentError(err) {
+			return Record{}, LogState{}, flagged(ReasonLog, fmt.Errorf("log cannot be read: %w", err))
+		}
+		return Record{}, LogState{}, failed(ReasonStorage, err)
+	}
+	res.LogVersion = &log.Version
+	return rec, log, nil
+}
 
-// watchOnly decides whether a non-empty plan may be written. It returns ""
-// when it may, inSync when nothing needs doing, or why it is only flagged.
-func (r *Reconciler) watchOnly(t Target, rec *Record, p Plan) (string, ErrorReason, Status) {
+// decide says what a non-empty plan calls for: write it, nothing (the
+// drift needs no action), or flag it, and why. readOnly is set for a
+// catalog without the Delta API (see readonly.go).
+func decide(t Target, rec *Record, p Plan, readOnly bool) decision {
 	switch {
 	case len(p.Problems) > 0:
-		return "cannot compare: " + strings.Join(p.Problems, "; "), ReasonLog, StatusUnknown
+		return flagDrift(StatusUnknown, ReasonLog, "cannot compare: %s", strings.Join(p.Problems, "; "))
 	case len(p.Unsupported) > 0:
-		return "log has types the catalog cannot store: " + strings.Join(p.Unsupported, ", "), ReasonUnsupported, StatusOutOfSync
+		return flagDrift(StatusOutOfSync, ReasonUnsupported, "log has types the catalog cannot store: %s", strings.Join(p.Unsupported, ", "))
 	case p.Location != nil:
-		return errorf("location differs: %s vs %s", p.Location.Log, p.Location.Catalog), "", StatusOutOfSync
-	case !p.MetadataDrift() && (rec.Managed() || t.Mode == ModeWarn):
-		return inSync, "", StatusSynced
+		return flagDrift(StatusOutOfSync, "", "location differs: %s vs %s", p.Location.Log, p.Location.Catalog)
+	case !p.MetadataDrift() && (readOnly || rec.Managed() || t.Mode == ModeWarn):
+		return decision{verdict: verdictInSync}
+	case readOnly:
+		return flagDrift(StatusOutOfSync, "", whyReadOnly)
 	case rec.Managed():
-		return "MANAGED table: watch-only, drift is flagged, never written", "", StatusOutOfSync
+		return flagDrift(StatusOutOfSync, "", whyManaged)
 	case t.Mode == ModeWarn:
-		return "mode warn: drift is flagged, never written", "", StatusOutOfSync
+		return flagDrift(StatusOutOfSync, "", whyWarn)
 	}
-	return "", "", ""
+	return decision{verdict: verdictWrite}
+}
+
+// errRetry is apply's answer when another writer changed the table first
+// and the reconcile may start again from load.
+var errRetry = errors.New("etag conflict: reload and replan")
+
+// apply sends res.Updates in one updateTable guarded by the record's uuid
+// and etag, then reads the record again to confirm the plan left nothing
+// behind. It returns the confirming record, errRetry after an etag
+// conflict while attempts remain, or a classified error.
+func (r *Reconciler) apply(ctx context.Context, t Target, rec *Record, log LogState, attempt int, res *Result) (*Record, error) {
+	md := rec.Table.Metadata
+	l := r.logger(ctx).With(zap.String("table", res.Table))
+	req := catalog.UpdateTableRequest{
+		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: md.TableUUID}, catalog.AssertEtag{Etag: md.Etag}},
+		Updates:      res.Updates,
+	}
+	l.Info("sending update", zap.String("etag", md.Etag), zap.Int64("version", log.Version), zap.Strings("actions", res.Actions))
+	if _, err := r.opts.Catalog.UpdateTable(ctx, t.Name, req); err != nil {
+		if !catalog.IsConflict(err) {
+			res.NotApplied = true
+			return nil, failed(ReasonCatalog, err)
+		}
+		r.opts.Metrics.recordError(ReasonConflict)
+		if attempt < r.opts.MaxAttempts {
+			l.Info("etag conflict: another writer changed the table; reloading", zap.Int("attempt", attempt))
+			return nil, errRetry
+		}
+		res.NotApplied = true
+		return nil, failed(ReasonConflict, fmt.Errorf("gave up after %d etag conflicts: %w", attempt, err))
+	}
+	after, err := r.loadRecord(ctx, t.Name, nil)
+	if err != nil {
+		return nil, failed(ReasonCatalog, fmt.Errorf("update sent but reload failed: %w", err))
+	}
+	res.CatalogVersion = after.Table.Metadata.LastCommitVersion
+	if left := Diff(log, after, r.opts.Diff); !left.Empty() {
+		res.Plan = &left
+		return nil, failed(ReasonInternal, fmt.Errorf("update sent but the catalog still differs in %v", left.Kinds()))
+	}
+	return &after, nil
 }
 
 // loadRecord reads both catalog views of a table: the Delta API record and
@@ -229,9 +257,18 @@ func (r *Reconciler) watchOnly(t Target, rec *Record, p Plan) (string, ErrorReas
 // cycle and the record's updated-time is the listed updated_at, nothing
 // changed in between (every change advances it, §4.4): the listing's
 // comment and storage location are current and GetTable is not sent.
+//
+// A catalog without the Delta API is read with the classic API instead
+// (readonly.go).
 func (r *Reconciler) loadRecord(ctx context.Context, name catalog.TableName, listed *catalog.TableInfo) (Record, error) {
+	if r.readOnly(name.Catalog) {
+		return r.loadClassicRecord(ctx, name)
+	}
 	lt, err := r.opts.Catalog.LoadTable(ctx, name)
 	if err != nil {
+		if r.lacksDeltaAPI(ctx, name.Catalog, err) {
+			return r.loadClassicRecord(ctx, name)
+		}
 		return Record{}, err
 	}
 	if listed != nil && listed.UpdatedAt != 0 && lt.Metadata.UpdatedTime == listed.UpdatedAt {

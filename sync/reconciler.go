@@ -3,7 +3,6 @@ package sync
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	stdsync "sync"
 	"time"
@@ -71,6 +70,8 @@ type Reconciler struct {
 	tables map[string]*tableState
 	cycle  int64
 	ready  bool
+	// noDeltaAPI are the catalogs found without the Delta API (readonly.go).
+	noDeltaAPI map[string]bool
 }
 
 // tableState is what the reconciler remembers about a table between cycles.
@@ -223,6 +224,7 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 	if err == nil && !rep.Interrupted {
 		r.forgetOthers(listed)
 	}
+	rep.ReadOnly = r.ReadOnlyCatalogs()
 	rep.Duration = r.opts.Now().Sub(start)
 	ok := rep.Err == nil && rep.Count(OutcomeFailed) == 0
 	r.opts.Metrics.recordCycle(rep.Duration, ok, r.opts.Now())
@@ -347,6 +349,3 @@ func (r *Reconciler) logger(ctx context.Context) *zap.Logger {
 	}
 	return r.log
 }
-
-// errorf builds a reason string.
-func errorf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/deltasync/deltasync/internal/textfmt"
 )
 
 // ReportFormatVersion is the format_version of the JSON report.
@@ -27,6 +29,9 @@ type Report struct {
 	Err error
 	// Interrupted is set when cancellation stopped the cycle early.
 	Interrupted bool
+	// ReadOnly are the catalogs found without the Delta API: their tables
+	// were read with the classic API and drift was flagged, never written.
+	ReadOnly []string
 }
 
 // Count returns how many tables had the outcome.
@@ -111,7 +116,15 @@ func (r *Report) Summary() string {
 	if r.Interrupted {
 		s += " (interrupted)"
 	}
+	if len(r.ReadOnly) > 0 {
+		s += " (read-only: no Delta API)"
+	}
 	return s
+}
+
+// readOnlyLine says why a catalog's drift is flagged and never written.
+func readOnlyLine(catalogName string) string {
+	return fmt.Sprintf("catalog %s has no Delta API (getConfig answers 404): read-only, drift is flagged, never written", catalogName)
 }
 
 // OutcomeWouldUpdate is the outcome the JSON report gives a table a dry
@@ -121,14 +134,16 @@ const OutcomeWouldUpdate Outcome = "would_update"
 
 // jsonReport is the stable JSON shape (format_version "1").
 type jsonReport struct {
-	FormatVersion string         `json:"format_version"`
-	DryRun        bool           `json:"dry_run"`
-	Tables        []Result       `json:"tables"`
-	Skipped       []Skipped      `json:"skipped"`
-	Deferred      []string       `json:"deferred,omitempty"`
-	Errors        []string       `json:"errors,omitempty"`
-	Summary       map[string]int `json:"summary"`
-	DurationMs    int64          `json:"duration_ms"`
+	FormatVersion string    `json:"format_version"`
+	DryRun        bool      `json:"dry_run"`
+	Tables        []Result  `json:"tables"`
+	Skipped       []Skipped `json:"skipped"`
+	Deferred      []string  `json:"deferred,omitempty"`
+	Errors        []string  `json:"errors,omitempty"`
+	// ReadOnly are notes on catalogs without the Delta API (readOnlyLine).
+	ReadOnly   []string       `json:"read_only,omitempty"`
+	Summary    map[string]int `json:"summary"`
+	DurationMs int64          `json:"duration_ms"`
 }
 
 // WriteJSON writes the report as one JSON document. Its summary holds the
@@ -159,6 +174,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	if r.Err != nil {
 		j.Errors = strings.Split(r.Err.Error(), "\n")
 	}
+	for _, c := range r.ReadOnly {
+		j.ReadOnly = append(j.ReadOnly, readOnlyLine(c))
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(j)
@@ -167,6 +185,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // WriteText writes the report for people, table by table.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
+	for _, c := range r.ReadOnly {
+		fmt.Fprintf(&b, "%s\n", readOnlyLine(c))
+	}
 	for _, res := range r.Results {
 		head := string(res.Outcome)
 		switch {
@@ -175,7 +196,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		case res.Outcome == OutcomeUnchanged:
 			head = "in sync"
 		}
-		fmt.Fprintf(&b, "%s (%s, %s): %s [%s]\n", res.Table, orDash(res.Type), res.Mode, head, res.Status)
+		fmt.Fprintf(&b, "%s (%s, %s): %s [%s]\n", res.Table, textfmt.OrDash(res.Type), res.Mode, head, res.Status)
 		if res.Reason != "" && !res.WouldUpdate {
 			fmt.Fprintf(&b, "  reason: %s\n", res.Reason)
 		}
@@ -204,13 +225,6 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // writePlan renders each difference on its own line.

@@ -2,23 +2,6 @@ package sync
 
 import "time"
 
-// Kind is one kind of difference between the log and the catalog.
-type Kind string
-
-// The kinds of drift. The first seven are the label values of
-// deltasync_table_drift; KindVersion (the catalog's watermark lags the log)
-// is not drift in metadata and is only reported in plans.
-const (
-	KindSchema       Kind = "schema"
-	KindPartitioning Kind = "partitioning"
-	KindClustering   Kind = "clustering"
-	KindProtocol     Kind = "protocol"
-	KindProperties   Kind = "properties"
-	KindComment      Kind = "comment"
-	KindLocation     Kind = "location"
-	KindVersion      Kind = "version"
-)
-
 // TableStatus is the latest known state of one table, as shown on the status
 // page and in metrics. It is a value: Reconciler.Status returns copies.
 type TableStatus struct {

@@ -19,10 +19,6 @@ import (
 // path style, account) come only from deltasync's own configuration, never
 // from the location.
 
-// ReasonLocation is the deltasync_errors_total reason of a table whose
-// storage location the policy refuses.
-const ReasonLocation ErrorReason = "location"
-
 // DefaultAllowedLocations is the allow-list when none is configured: the
 // cloud object stores, any bucket. Local paths (file://) must be listed
 // explicitly.
@@ -398,12 +394,12 @@ var defaultPolicy = func() *StoragePolicy {
 	return p
 }()
 
-// refused flags res when err is a *LocationError and reports whether it was.
-func refused(res *Result, err error) bool {
+// refused returns err as a flagged problem when it is a *LocationError
+// (the location is reported, not read), else nil.
+func refused(err error) error {
 	var le *LocationError
 	if !errors.As(err, &le) {
-		return false
+		return nil
 	}
-	res.Outcome, res.Status, res.ErrorReason, res.Reason = OutcomeFlagged, StatusUnknown, ReasonLocation, le.Error()
-	return true
+	return flagged(ReasonLocation, le)
 }

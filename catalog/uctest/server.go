@@ -38,6 +38,7 @@ type Server struct {
 	latency      time.Duration
 	beforeUpdate func(name string)
 	credConfig   func(location string) map[string]string
+	noDeltaAPI   bool
 }
 
 type catalogEntry struct {
@@ -158,6 +159,16 @@ func NewServer(opts ...Option) *Server {
 
 // URL is the base URL, ending in /api/2.1/unity-catalog.
 func (s *Server) URL() string { return s.http.URL + basePath }
+
+// SetDeltaAPI switches the Delta API (everything under /delta/v1) on or
+// off. Off, the server answers it 404 with no error envelope, like a Unity
+// Catalog release (or another implementation of the classic API) that has
+// none; the classic API is unchanged. It is on by default.
+func (s *Server) SetDeltaAPI(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noDeltaAPI = !on
+}
 
 // Close shuts the server down.
 func (s *Server) Close() { s.http.Close() }
@@ -355,8 +366,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = r.Body.Close()
 	s.mu.Lock()
 	s.requests = append(s.requests, RecordedRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Body: body})
-	latency := s.latency
+	latency, noDeltaAPI := s.latency, s.noDeltaAPI
 	s.mu.Unlock()
+	if noDeltaAPI && (r.URL.Path == deltaBase || strings.HasPrefix(r.URL.Path, deltaBase+"/")) {
+		writeNoRoute(w, http.StatusNotFound)
+		return
+	}
 	if latency > 0 {
 		select {
 		case <-time.After(latency):

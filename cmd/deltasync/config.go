@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"sigs.k8s.io/yaml"
 
+	"github.com/deltasync/deltasync/internal/redact"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -285,27 +286,8 @@ func (c config) redacted() config {
 	return c
 }
 
-func redactURL(s string) string {
-	if s == "" {
-		return s
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return "[REDACTED]"
-	}
-	if u.User != nil {
-		u.User = url.User("REDACTED")
-	}
-	redactPath(u)
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			q.Set(k, "REDACTED")
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
-}
+// redactURL is the rule for configured service URLs (redact.Endpoint).
+var redactURL = redact.Endpoint
 
 // marshalYAML renders the configuration for check-config.
 func (c config) marshalYAML() ([]byte, error) { return yaml.Marshal(c) }

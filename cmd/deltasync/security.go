@@ -82,21 +82,6 @@ func checkSecretFile(key, path string) error {
 	return nil
 }
 
-// redactPath hides a URL's path, which heartbeat services use for their
-// secret; the catalog API suffix is kept, since it says nothing secret.
-func redactPath(u *url.URL) {
-	const api = "/api/2.1/unity-catalog"
-	p := strings.TrimRight(u.Path, "/")
-	keep := ""
-	if strings.HasSuffix(p, api) {
-		p, keep = strings.TrimSuffix(p, api), api
-	}
-	if p != "" {
-		keep = "/REDACTED" + keep
-	}
-	u.Path, u.RawPath = keep, ""
-}
-
 // redactString removes every configured URL and its parts from s, for
 // errors from libraries that print the URL they were given.
 func redactString(s string, urls ...string) string {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deltasync/deltasync/internal/textfmt"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -158,13 +159,13 @@ func newStatusRow(s sync.TableStatus, now time.Time) statusRow {
 	st := statusOf(s)
 	row := statusRow{
 		Table:           s.Table,
-		Type:            orDash(s.Type),
-		Mode:            orDash(string(s.Mode)),
+		Type:            textfmt.OrDash(s.Type),
+		Mode:            textfmt.OrDash(string(s.Mode)),
 		Status:          string(st),
 		Class:           statusClass(st),
 		LogVersion:      versionText(s.LogVersion),
 		CatalogVersion:  versionText(s.CatalogVersion),
-		Lag:             "—",
+		Lag:             textfmt.Dash,
 		LastSync:        newStatusTime(s.LastSync, now),
 		LastCycle:       newStatusTime(s.LastCycle, now),
 		LastError:       s.LastError,
@@ -190,16 +191,9 @@ func newStatusRow(s sync.TableStatus, now time.Time) statusRow {
 
 func statusClass(s sync.Status) string { return strings.ToLower(string(s)) }
 
-func orDash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
-}
-
 func versionText(v *int64) string {
 	if v == nil {
-		return "—"
+		return textfmt.Dash
 	}
 	return strconv.FormatInt(*v, 10)
 }

@@ -1,0 +1,137 @@
+package sync
+
+import (
+	"errors"
+	"fmt"
+)
+
+// This file holds the words a reconcile is reported in: what it did
+// (Outcome), where the table stands (Status), why it failed or was flagged
+// (ErrorReason and the reason phrases), and the kinds of drift (Kind).
+// Metrics labels, the status page and the plan/once reports all use them.
+
+// Outcome is what a reconcile did to one table.
+type Outcome string
+
+const (
+	OutcomeUnchanged Outcome = "unchanged" // in sync, nothing sent
+	OutcomeSynced    Outcome = "synced"    // one update sent and confirmed
+	OutcomeFlagged   Outcome = "flagged"   // drift reported, not written (watch-only, unsupported, ...)
+	OutcomeFailed    Outcome = "failed"    // could not compare or could not write
+)
+
+// Status is a table's sync status after a reconcile.
+type Status string
+
+const (
+	StatusSynced    Status = "Synced"
+	StatusOutOfSync Status = "OutOfSync"
+	StatusUnknown   Status = "Unknown"
+)
+
+// ErrorReason classifies a failure for deltasync_errors_total.
+type ErrorReason string
+
+const (
+	ReasonCatalog     ErrorReason = "catalog"
+	ReasonStorage     ErrorReason = "storage"
+	ReasonLog         ErrorReason = "log"
+	ReasonConflict    ErrorReason = "conflict"
+	ReasonUnsupported ErrorReason = "unsupported"
+	ReasonConfig      ErrorReason = "config"
+	ReasonInternal    ErrorReason = "internal"
+	// ReasonLocation: the storage policy refuses the table's location.
+	ReasonLocation ErrorReason = "location"
+)
+
+// Kind is one kind of difference between the log and the catalog.
+type Kind string
+
+// The kinds of drift. The first seven are the label values of
+// deltasync_table_drift; KindVersion (the catalog's watermark lags the log)
+// is not drift in metadata and is only reported in plans.
+const (
+	KindSchema       Kind = "schema"
+	KindPartitioning Kind = "partitioning"
+	KindClustering   Kind = "clustering"
+	KindProtocol     Kind = "protocol"
+	KindProperties   Kind = "properties"
+	KindComment      Kind = "comment"
+	KindLocation     Kind = "location"
+	KindVersion      Kind = "version"
+)
+
+// driftKinds are the label values of deltasync_table_drift, always all
+// exported per table (0 or 1) so dashboards see every kind.
+var driftKinds = []Kind{KindSchema, KindPartitioning, KindClustering, KindProtocol, KindProperties, KindComment, KindLocation}
+
+// The reasons a table with drift is flagged rather than written.
+const (
+	whyManaged  = "MANAGED table: watch-only, drift is flagged, never written"
+	whyWarn     = "mode warn: drift is flagged, never written"
+	whyReadOnly = "catalog has no Delta API: read-only, drift is flagged, never written"
+	whyDryRun   = "dry run: would send "
+)
+
+// problem is why a table could not be compared or written: the error with
+// the outcome (failed, or flagged for a problem a retry will not fix) and
+// the reason it is counted under.
+type problem struct {
+	outcome Outcome
+	reason  ErrorReason
+	err     error
+}
+
+func (p *problem) Error() string { return p.err.Error() }
+func (p *problem) Unwrap() error { return p.err }
+
+// failed is a problem that fails the table (retried with backoff).
+func failed(reason ErrorReason, err error) error {
+	return &problem{outcome: OutcomeFailed, reason: reason, err: err}
+}
+
+// flagged is a problem that flags the table: it is reported, and retrying
+// soon would not help (an unreadable log, a refused location, ...).
+func flagged(reason ErrorReason, err error) error {
+	return &problem{outcome: OutcomeFlagged, reason: reason, err: err}
+}
+
+// fail records err on res: a problem as classified, anything else as an
+// internal failure. The status is Unknown: the comparison was not made or
+// its result was not confirmed.
+func (res *Result) fail(err error) Result {
+	var p *problem
+	if !errors.As(err, &p) {
+		p = &problem{outcome: OutcomeFailed, reason: ReasonInternal, err: err}
+	}
+	res.Outcome, res.Status, res.ErrorReason, res.Reason = p.outcome, StatusUnknown, p.reason, err.Error()
+	return *res
+}
+
+// verdict is what decide concludes a plan calls for.
+type verdict int
+
+const (
+	// verdictWrite: the plan may be written (or, in a dry run, reported
+	// as what would be written).
+	verdictWrite verdict = iota
+	// verdictInSync: the drift needs no action for this table (a
+	// watch-only table whose watermark merely lags).
+	verdictInSync
+	// verdictFlag: the drift is reported, never written.
+	verdictFlag
+)
+
+// decision is decide's answer for one table's plan; reason, errorReason
+// and status are set with verdictFlag.
+type decision struct {
+	verdict     verdict
+	status      Status
+	reason      string
+	errorReason ErrorReason
+}
+
+// flagDrift is a decision to report the drift without writing it.
+func flagDrift(status Status, errorReason ErrorReason, format string, args ...any) decision {
+	return decision{verdict: verdictFlag, status: status, reason: fmt.Sprintf(format, args...), errorReason: errorReason}
+}

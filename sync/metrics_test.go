@@ -39,6 +39,9 @@ func metricsScenario(t *testing.T) *prometheus.Registry {
 	m.recordError(ReasonConflict)
 	m.recordCycle(1500*time.Millisecond, true, at)
 	m.recordCycle(20*time.Second, false, at.Add(time.Minute))
+	m.cycleStarted(at.Add(2 * time.Minute)) // a cycle running: 3 tables queued, 1 done
+	m.cycleTablesListed(3)
+	m.cycleTableDone()
 	m.ObserveStorage("list", 20*time.Millisecond, nil)
 	m.ObserveStorage("get", 3*time.Millisecond, errors.New("boom"))
 	m.ObserveCatalog("loadTable", 200, 40*time.Millisecond, nil)

@@ -37,7 +37,8 @@ func (p CycleProgress) Age(now time.Time) time.Duration {
 }
 
 // String describes the progress in one line, e.g. "cycle 12 running for
-// 41s: 4 of 12 tables reconciled" or "cycle 11 finished 20s ago after 3s:
+// 41s: 4 of 12 tables reconciled" ("... (still listing)" while the total is
+// not known yet) or "cycle 11 finished 20s ago after 3s:
 // 12 of 12 tables reconciled".
 func (p CycleProgress) String() string { return p.describe(time.Now()) }
 
@@ -45,11 +46,10 @@ func (p CycleProgress) describe(now time.Time) string {
 	if p.Cycle == 0 {
 		return "no cycle started yet"
 	}
-	total := fmt.Sprint(p.Listed)
+	tables := fmt.Sprintf("%d of %d tables reconciled", p.Done, p.Listed)
 	if !p.ListingDone {
-		total = fmt.Sprintf("%d listed so far", p.Listed)
+		tables += " (still listing)"
 	}
-	tables := fmt.Sprintf("%d of %s tables reconciled", p.Done, total)
 	if p.Running {
 		return fmt.Sprintf("cycle %d running for %s: %s", p.Cycle, p.Age(now).Round(100*time.Millisecond), tables)
 	}

@@ -61,7 +61,7 @@ func (a *app) handler() http.Handler {
 		// The second line always says what the running (or last) cycle
 		// has done, so a slow cycle is visible before it ends.
 		p := a.rec.Progress()
-		progress := p.String() + "\n"
+		progress := p.String()
 		if !a.rec.Ready() {
 			http.Error(w, "not ready: no completed cycle with the catalog reachable yet\n"+progress, http.StatusServiceUnavailable)
 			return
@@ -74,7 +74,7 @@ func (a *app) handler() http.Handler {
 			http.Error(w, "not ready: "+err.Error()+"\n"+progress, http.StatusServiceUnavailable)
 			return
 		}
-		_, _ = w.Write([]byte("ok\n" + progress))
+		_, _ = w.Write([]byte("ok\n" + progress + "\n"))
 	})
 	if statusPage != nil {
 		mux.Handle("GET /{$}", statusPage(a.rec.Status))

@@ -206,7 +206,7 @@ log:
 	for _, bad := range w.audit(t) {
 		t.Errorf("storage: %s", bad)
 	}
-	reportRow(t, reliabilityRow{Fault: "catalog answering in 5 s for 20 s, then SIGTERM (daemon binary)", Injected: int(m1[`deltasync_catalog_request_duration_seconds_count`] - m0[`deltasync_catalog_request_duration_seconds_count`]),
+	reportRow(t, reliabilityRow{Fault: "catalog answering in 5 s for 20 s (/readyz 503 past max_cycle_duration), then SIGTERM (daemon binary)", Injected: int(m1[`deltasync_catalog_request_duration_seconds_count`] - m0[`deltasync_catalog_request_duration_seconds_count`]),
 		Cycles:     int(m1[`deltasync_cycles_total{result="success"}`]+m1[`deltasync_cycles_total{result="failure"}`]) + 1,
 		Violations: chk.violationCount(), InSync: overloadTables - len(outOf), Tables: overloadTables})
 }

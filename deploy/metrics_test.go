@@ -49,6 +49,12 @@ func contractMetrics() map[string]metricSpec {
 		"deltasync_catalog_requests_total":                  {counter, []string{"operation", "code"}},
 		"deltasync_catalog_request_duration_seconds":        {histogram, []string{"operation"}},
 		"deltasync_build_info":                              {gauge, []string{"version", "goversion"}},
+		// The running cycle, before it ends (what /readyz also shows).
+		"deltasync_cycle_in_progress":               {gauge, nil},
+		"deltasync_cycle_started_timestamp_seconds": {gauge, nil},
+		"deltasync_cycle_tables_listed":             {gauge, nil},
+		"deltasync_cycle_tables_done":               {gauge, nil},
+		"deltasync_catalog_requests_waiting":        {gauge, nil},
 		// Event-driven sync (registered only when events are configured).
 		"deltasync_events_received_total":             {counter, []string{"subscription"}},
 		"deltasync_events_matched_total":              {counter, nil},

@@ -137,7 +137,12 @@ func azureRigStore(rg *faultRig) store {
 	rg.storeFaults = newFaultProxy(t, svcURL)
 	rg.storeToxic = toxicProxy(t, "azurite", hostOf(t, rg.storeFaults.srv.URL))
 	rg.logOpts = append(rg.logOpts, deltalog.WithCredentials(deltalog.Credentials{AzureSASToken: qp.Encode()}))
-	query := "?protocol=http&localemu=true&storage_account=" + account + "&domain=" + rg.storeToxic.Listen
+	// The catalog records abfss://container@account.dfs.core.windows.net/t,
+	// as Databricks and UC write Azure locations; the storage policy maps it
+	// to azblob:// with storage_account from the host and the Azurite
+	// endpoint (behind the proxies) from the bucket's options.
+	query := "?protocol=http&localemu=true&domain=" + rg.storeToxic.Listen
+	bucket := container + "@" + account + ".dfs.core.windows.net"
 	return &mirrorStore{
 		mirror: dirStore{root: t.TempDir()},
 		putFn: func(t *testing.T, key string, data []byte) {
@@ -174,7 +179,7 @@ func azureRigStore(rg *faultRig) store {
 			}
 			return out
 		},
-		urlOf: func(table string) string { return "azblob://" + container + "/" + table + query },
+		urlOf: func(table string) string { return "abfss://" + bucket + "/" + table + query },
 	}
 }
 
@@ -219,9 +224,9 @@ func TestFaultsStorageAzureGCS(t *testing.T) {
 	}{
 		{"GCS (fake-gcs-server)", gcsRigStore, ucBase(t)},
 		// UC OSS 0.6 refuses azblob:// locations ("Unsupported URI
-		// scheme: azblob"; it wants abfss://), and deltalog reads only
-		// azblob:// URLs, so the Azure rig records its tables in uctest.
-		{"Azure (Azurite)", azureRigStore, ""},
+		// scheme: azblob") but accepts abfss://, which the storage policy
+		// maps to azblob:// for deltalog: the real catalog, like the others.
+		{"Azure (Azurite)", azureRigStore, ucBase(t)},
 	} {
 		t.Run(strings.Fields(c.name)[0]+"/latency", func(t *testing.T) {
 			rg := newFaultRigAt(t, c.base, c.mk)
@@ -230,6 +235,13 @@ func TestFaultsStorageAzureGCS(t *testing.T) {
 		})
 		t.Run(strings.Fields(c.name)[0]+"/503", func(t *testing.T) {
 			rg := newFaultRigAt(t, c.base, c.mk)
+			if strings.HasPrefix(c.name, "Azure") {
+				// The catalog keeps the abfss:// location it was given.
+				ti, err := rg.env.client.GetTable(t.Context(), rg.env.name("t0").String())
+				if err != nil || !strings.HasPrefix(ti.StorageLocation, "abfss://") {
+					t.Fatalf("catalog record of t0: %v, %v; want an abfss:// location", ti, err)
+				}
+			}
 			rg.scenario(c.name+": 503 burst", 3, func() { rg.storeFaults.inject(httpFault{Status: 503}, 8, nil) }, rg.storeFaults.stop)
 		})
 	}

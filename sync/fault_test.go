@@ -598,5 +598,9 @@ func bucketOptions(raw string) (sync.BucketOptions, bool) {
 	for k := range q {
 		opts[k] = q.Get(k)
 	}
-	return sync.BucketOptions{Location: u.Scheme + "://" + u.Host, Options: opts}, true
+	bucket := u.Host
+	if u.User != nil { // abfss://container@account.dfs.core.windows.net
+		bucket = u.User.Username() + "@" + bucket
+	}
+	return sync.BucketOptions{Location: u.Scheme + "://" + bucket, Options: opts}, true
 }

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"context"
 	"runtime"
 	"strconv"
 	"time"
@@ -23,6 +24,12 @@ type Metrics struct {
 	catalogRequests    *prometheus.CounterVec
 	catalogDuration    *prometheus.HistogramVec
 	buildInfo          *prometheus.GaugeVec
+	// The running cycle, visible before it ends (progress.go).
+	cycleInProgress     prometheus.Gauge
+	cycleStartedTs      prometheus.Gauge
+	cycleListed         prometheus.Gauge
+	cycleDone           prometheus.Gauge
+	catalogRetryWaiting prometheus.Gauge
 }
 
 // NewMetrics creates the collectors and registers them on reg. version is
@@ -59,10 +66,21 @@ func newMetrics(reg prometheus.Registerer, version, goversion string) *Metrics {
 			Help: "Latency of Unity Catalog API requests.", Buckets: prometheus.DefBuckets}, []string{"operation"}),
 		buildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "build_info",
 			Help: "Always 1; labels carry the deltasync version and Go version."}, []string{"version", "goversion"}),
+		cycleInProgress: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "cycle_in_progress",
+			Help: "1 while a reconcile cycle runs, else 0."}),
+		cycleStartedTs: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "cycle_started_timestamp_seconds",
+			Help: "Unix time the running (or, when none runs, the last) cycle started; 0 before the first."}),
+		cycleListed: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "cycle_tables_listed",
+			Help: "Tables the running (or last) cycle has listed and queued for reconciling so far; its total once listing ends."}),
+		cycleDone: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "cycle_tables_done",
+			Help: "Tables the running (or last) cycle has reconciled so far."}),
+		catalogRetryWaiting: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "catalog_requests_waiting",
+			Help: "Unity Catalog requests now held back before being sent: backoff before a retry (5xx, timeout, connection error), a 429's Retry-After, or catalog.max_rps."}),
 	}
 	reg.MustRegister(m.tables,
 		m.syncs, m.errors, m.cycleDuration, m.cycles, m.lastSuccessfulCyle, m.storageRequests, m.storageDuration,
-		m.catalogRequests, m.catalogDuration, m.buildInfo)
+		m.catalogRequests, m.catalogDuration, m.buildInfo,
+		m.cycleInProgress, m.cycleStartedTs, m.cycleListed, m.cycleDone, m.catalogRetryWaiting)
 	m.buildInfo.WithLabelValues(version, goversion).Set(1)
 	for _, o := range []Outcome{OutcomeUnchanged, OutcomeSynced, OutcomeFlagged, OutcomeFailed} {
 		m.syncs.WithLabelValues(string(o))
@@ -136,4 +154,52 @@ func (m *Metrics) forgetTable(name string) {
 		return
 	}
 	m.tables.forget(name)
+}
+
+// cycleStarted marks a cycle as running since start, its counts at 0.
+func (m *Metrics) cycleStarted(start time.Time) {
+	if m == nil {
+		return
+	}
+	m.cycleInProgress.Set(1)
+	m.cycleStartedTs.Set(float64(start.UnixNano()) / 1e9)
+	m.cycleListed.Set(0)
+	m.cycleDone.Set(0)
+}
+
+func (m *Metrics) cycleTablesListed(n int) {
+	if m != nil {
+		m.cycleListed.Add(float64(n))
+	}
+}
+
+func (m *Metrics) cycleTableDone() {
+	if m != nil {
+		m.cycleDone.Inc()
+	}
+}
+
+func (m *Metrics) cycleEnded() {
+	if m != nil {
+		m.cycleInProgress.Set(0)
+	}
+}
+
+// CatalogRetrySleep is a catalog.RetryPolicy Sleep (the client's waits
+// before a retry, for a 429's Retry-After and for max_rps): it waits d (or
+// until ctx is done) and counts the request in
+// deltasync_catalog_requests_waiting meanwhile.
+func (m *Metrics) CatalogRetrySleep(ctx context.Context, d time.Duration) error {
+	if m != nil {
+		m.catalogRetryWaiting.Inc()
+		defer m.catalogRetryWaiting.Dec()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

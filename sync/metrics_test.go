@@ -39,6 +39,9 @@ func metricsScenario(t *testing.T) *prometheus.Registry {
 	m.recordError(ReasonConflict)
 	m.recordCycle(1500*time.Millisecond, true, at)
 	m.recordCycle(20*time.Second, false, at.Add(time.Minute))
+	m.cycleStarted(at.Add(2 * time.Minute)) // a cycle running: 3 tables queued, 1 done
+	m.cycleTablesListed(3)
+	m.cycleTableDone()
 	m.ObserveStorage("list", 20*time.Millisecond, nil)
 	m.ObserveStorage("get", 3*time.Millisecond, errors.New("boom"))
 	m.ObserveCatalog("loadTable", 200, 40*time.Millisecond, nil)
@@ -99,7 +102,12 @@ func TestMetricNames(t *testing.T) {
 		"deltasync_build_info",
 		"deltasync_catalog_request_duration_seconds",
 		"deltasync_catalog_requests_total",
+		"deltasync_catalog_requests_waiting",
 		"deltasync_cycle_duration_seconds",
+		"deltasync_cycle_in_progress",
+		"deltasync_cycle_started_timestamp_seconds",
+		"deltasync_cycle_tables_done",
+		"deltasync_cycle_tables_listed",
 		"deltasync_cycles_total",
 		"deltasync_errors_total",
 		"deltasync_last_successful_cycle_timestamp_seconds",

@@ -26,9 +26,11 @@ const overloadTables = 12
 // catalog through a proxy that, for a while, answers every request only
 // after 5 s. The daemon must not pile up goroutines or memory (one cycle at
 // a time, Concurrency workers), /readyz and /metrics must say what is
-// happening, SIGTERM in the middle of it must end the process cleanly
-// within a Kubernetes-default 30 s grace period, and after the slow spell a
-// restarted daemon brings every table in sync.
+// happening while the slow cycle runs (a cycle in progress, its age and
+// progress; /readyz 503 past max_cycle_duration), SIGTERM in the middle of
+// it must end the process cleanly within a Kubernetes-default 30 s grace
+// period, and after the slow spell a restarted daemon brings every table
+// in sync.
 func TestOverloadSlowCatalog(t *testing.T) {
 	if testing.Short() {
 		t.Skip("overload: not in -short")
@@ -80,6 +82,7 @@ tables:
   - include: ["%s.s.*"]
 schedule: "@every 1s"
 jitter: 0s
+max_cycle_duration: 8s
 concurrency: 4
 backoff:
   initial: 100ms
@@ -115,14 +118,25 @@ log:
 	for _, table := range []string{"t00", "t03", "t07"} {
 		w.step(table, "add_column")
 	}
-	var maxG, maxHeap float64
+	var maxG, maxHeap, maxAge float64
 	ready := map[int]int{}
+	var runningBody, stuckBody string
 	for range 20 {
 		time.Sleep(time.Second)
 		m := scrape(t, base+"/metrics")
 		maxG = max(maxG, m["go_goroutines"])
 		maxHeap = max(maxHeap, m["go_memstats_heap_alloc_bytes"])
-		ready[status(base+"/readyz")]++
+		if m["deltasync_cycle_in_progress"] == 1 {
+			maxAge = max(maxAge, float64(time.Now().UnixNano())/1e9-m["deltasync_cycle_started_timestamp_seconds"])
+		}
+		code, body := get(base + "/readyz")
+		ready[code]++
+		if code == http.StatusOK && strings.Contains(body, " running for ") {
+			runningBody = body
+		}
+		if code == http.StatusServiceUnavailable && strings.Contains(body, "exceeded max_cycle_duration 8s") {
+			stuckBody = body
+		}
 	}
 	m1 := scrape(t, base+"/metrics")
 	t.Logf("slow spell: max goroutines %v, max heap %v B, catalog requests in flight at most %d, /readyz answers %v",
@@ -143,6 +157,19 @@ log:
 	}
 	if m1[`deltasync_catalog_request_duration_seconds_sum`]-m0[`deltasync_catalog_request_duration_seconds_sum`] < 5 {
 		t.Errorf("the catalog request duration metric does not show the 5 s answers")
+	}
+	// While the slow cycle runs, not only after it: the metrics show a
+	// cycle in progress for longer than one 5 s answer, /readyz describes
+	// it (200) and, past max_cycle_duration, answers 503 saying why.
+	t.Logf("slow spell: oldest running cycle seen in the metrics %.1fs; /readyz while running %q, past the limit %q", maxAge, runningBody, stuckBody)
+	if maxAge < 5 {
+		t.Errorf("deltasync_cycle_in_progress/_started_timestamp_seconds never showed a cycle running for 5 s (oldest %.1fs)", maxAge)
+	}
+	if !strings.Contains(runningBody, "tables reconciled") {
+		t.Errorf("/readyz never answered 200 with the running cycle's age and progress")
+	}
+	if !strings.Contains(stuckBody, " running for ") || !strings.Contains(stuckBody, "tables reconciled") {
+		t.Errorf("/readyz never answered 503 naming max_cycle_duration, the cycle's age and progress (answers %v)", ready)
 	}
 
 	// SIGTERM in the middle of the slow spell.
@@ -179,7 +206,7 @@ log:
 	for _, bad := range w.audit(t) {
 		t.Errorf("storage: %s", bad)
 	}
-	reportRow(t, reliabilityRow{Fault: "catalog answering in 5 s for 20 s, then SIGTERM (daemon binary)", Injected: int(m1[`deltasync_catalog_request_duration_seconds_count`] - m0[`deltasync_catalog_request_duration_seconds_count`]),
+	reportRow(t, reliabilityRow{Fault: "catalog answering in 5 s for 20 s (/readyz 503 past max_cycle_duration), then SIGTERM (daemon binary)", Injected: int(m1[`deltasync_catalog_request_duration_seconds_count`] - m0[`deltasync_catalog_request_duration_seconds_count`]),
 		Cycles:     int(m1[`deltasync_cycles_total{result="success"}`]+m1[`deltasync_cycles_total{result="failure"}`]) + 1,
 		Violations: chk.violationCount(), InSync: overloadTables - len(outOf), Tables: overloadTables})
 }
@@ -196,14 +223,20 @@ func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
 }
 
 func status(u string) int {
+	code, _ := get(u)
+	return code
+}
+
+// get returns the status code and body of a GET (0 when it failed).
+func get(u string) (int, string) {
 	c := http.Client{Timeout: 2 * time.Second}
 	resp, err := c.Get(u)
 	if err != nil {
-		return 0
+		return 0, err.Error()
 	}
 	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // scrape reads a Prometheus text exposition into name{labels} → value.

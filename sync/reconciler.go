@@ -72,6 +72,8 @@ type Reconciler struct {
 	ready  bool
 	// noDeltaAPI are the catalogs found without the Delta API (readonly.go).
 	noDeltaAPI map[string]bool
+	// progress is the running or last cycle's (progress.go).
+	progress CycleProgress
 }
 
 // tableState is what the reconciler remembers about a table between cycles.
@@ -178,6 +180,7 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 	r.cycle++
 	cycle := r.cycle
 	r.mu.Unlock()
+	r.progressStart(cycle, start)
 	log := r.log.With(zap.Int64("cycle", cycle))
 	rep := &Report{Cycle: cycle, Started: start, DryRun: r.opts.DryRun}
 
@@ -188,6 +191,7 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 		mu.Lock()
 		rep.Results = append(rep.Results, res)
 		mu.Unlock()
+		r.progressDone()
 	})
 	var listed []string
 	dispatched, stopped := 0, false
@@ -201,8 +205,10 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 			stopped = true // a select with both cases ready picks at random
 			return false
 		}
+		r.progressListed(1) // before the send: a worker may finish it at once
 		select {
 		case <-ctx.Done():
+			r.progressListed(-1)
 			stopped = true
 			return false
 		case jobs <- t:
@@ -211,6 +217,7 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 		}
 	})
 	close(jobs)
+	r.progressListingDone()
 	wait()
 	rep.Skipped = skipped
 	if err != nil {
@@ -228,6 +235,7 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 	rep.Duration = r.opts.Now().Sub(start)
 	ok := rep.Err == nil && rep.Count(OutcomeFailed) == 0
 	r.opts.Metrics.recordCycle(rep.Duration, ok, r.opts.Now())
+	r.progressEnd(start.Add(rep.Duration))
 	if !rep.Interrupted {
 		r.mu.Lock()
 		r.ready = err == nil // a completed cycle, with the catalog listed

@@ -31,6 +31,9 @@ type config struct {
 	Concurrency      int           `json:"concurrency"`
 	ResyncInterval   duration      `json:"resync_interval"`
 	Backoff          backoffConfig `json:"backoff"`
+	// MaxCycleDuration: run's /readyz answers 503 while a cycle has been
+	// running longer than this (0: never).
+	MaxCycleDuration duration      `json:"max_cycle_duration"`
 	Listen           string        `json:"listen"`
 	HTTP             httpConfig    `json:"http"`
 	HeartbeatURL     string        `json:"heartbeat_url,omitempty"`
@@ -125,6 +128,10 @@ func defaultConfig() config {
 		// A table unchanged in the listing and in its log is confirmed without
 		// per-table catalog reads; each is still fully re-read hourly.
 		ResyncInterval: duration(time.Hour),
+
+		// Far beyond a healthy cycle at the default schedule (one table is
+		// bounded by a 5 m timeout), short enough to be noticed.
+		MaxCycleDuration: duration(30 * time.Minute),
 	}
 }
 
@@ -204,6 +211,9 @@ func (c *config) validate() error {
 	}
 	if c.ResyncInterval < 0 {
 		bad("resync_interval: must not be negative (0: every table fully re-read every cycle)")
+	}
+	if c.MaxCycleDuration < 0 {
+		bad("max_cycle_duration: must not be negative (0: /readyz never fails for a long cycle)")
 	}
 	if len(c.Tables) == 0 {
 		bad("tables: at least one rule with an include pattern is required (or pass --include)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"time"
@@ -57,15 +58,23 @@ func (a *app) handler() http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		// The second line always says what the running (or last) cycle
+		// has done, so a slow cycle is visible before it ends.
+		p := a.rec.Progress()
+		progress := p.String()
 		if !a.rec.Ready() {
-			http.Error(w, "not ready: no completed cycle with the catalog reachable yet", http.StatusServiceUnavailable)
+			http.Error(w, "not ready: no completed cycle with the catalog reachable yet\n"+progress, http.StatusServiceUnavailable)
+			return
+		}
+		if limit := time.Duration(a.cfg.MaxCycleDuration); limit > 0 && p.Running && p.Age(time.Now()) > limit {
+			http.Error(w, fmt.Sprintf("not ready: the running cycle has exceeded max_cycle_duration %s\n%s", limit, progress), http.StatusServiceUnavailable)
 			return
 		}
 		if err := a.eventsReady(); err != nil {
-			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			http.Error(w, "not ready: "+err.Error()+"\n"+progress, http.StatusServiceUnavailable)
 			return
 		}
-		_, _ = w.Write([]byte("ok\n"))
+		_, _ = w.Write([]byte("ok\n" + progress + "\n"))
 	})
 	if statusPage != nil {
 		mux.Handle("GET /{$}", statusPage(a.rec.Status))

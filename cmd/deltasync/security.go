@@ -109,9 +109,10 @@ const longWait = 3 * time.Second
 // Retry-After is capped at catalog.max_retry_after, and every wait of
 // longWait or more is logged with its reason, so a slow catalog is never
 // silent.
-func retryPolicy(cc catalogConfig, log *zap.Logger) catalog.RetryPolicy {
+func retryPolicy(cc catalogConfig, log *zap.Logger, m *sync.Metrics) catalog.RetryPolicy {
 	return catalog.RetryPolicy{
 		MaxRetryAfter: time.Duration(cc.MaxRetryAfter),
+		Sleep:         m.CatalogRetrySleep, // counts the waiting requests
 		OnWait: func(op string, attempt int, wait, retryAfter time.Duration, err error) {
 			if wait < longWait {
 				return

@@ -13,6 +13,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/uctest"
+	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 )
 
 // These tests run the client against the spec-validating in-memory server
@@ -21,7 +22,7 @@ import (
 
 func newUC(t *testing.T) (*uctest.Server, *catalog.Client) {
 	t.Helper()
-	srv := uctest.NewForTest(t)
+	srv := spectest.NewForTest(t)
 	c, err := catalog.New(srv.URL(), catalog.Options{
 		Version: "test",
 		Token:   catalog.StaticToken("tok"),

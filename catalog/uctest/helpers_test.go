@@ -1,8 +1,9 @@
-package uctest
+package uctest_test
 
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/deltasync/deltasync/catalog/uctest"
 	"io"
 	"net/http"
 	"strings"
@@ -106,12 +107,12 @@ func setProps(kv ...string) map[string]any {
 
 // fixture is a server with catalog c, schema s and an EXTERNAL table t.
 type fixture struct {
-	srv        *Server
+	srv        *uctest.Server
 	tables     string // .../delta/v1/catalogs/c/schemas/s/tables
 	uuid, etag string
 }
 
-func newFixture(t *testing.T, opts ...Option) *fixture {
+func newFixture(t *testing.T, opts ...uctest.Option) *fixture {
 	t.Helper()
 	s := newTestServer(t, opts...)
 	s.AddSchema("c", "s")

@@ -19,8 +19,6 @@ import (
 	"github.com/deltasync/deltasync/sync"
 )
 
-func init() { register(newDemoCommand) }
-
 // newDemoCommand runs the whole loop on one machine with no outside service:
 // an in-memory Unity Catalog on loopback, sample Delta tables written to a
 // temporary directory, drift the way real writers make it, then plan, sync,

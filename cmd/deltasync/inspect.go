@@ -13,8 +13,6 @@ import (
 	"github.com/deltasync/deltasync/deltalog"
 )
 
-func init() { register(newInspectCmd) }
-
 // newInspectCmd prints what a table's _delta_log says the table is: the
 // snapshot the sync would push to the catalog.
 func newInspectCmd(c *cli) *cobra.Command {

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/push"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -105,24 +106,24 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 	var errs []error
 	fs := cmd.Flags()
 	fromEnv := map[string]bool{}
-	for _, name := range []string{"config", "catalog-url", "token-file", "include", "exclude", "mode", "output",
-		"shard", "listen", "schedule", "log-format", "log-level", "credentials", "concurrency", "heartbeat-url", "pushgateway-url", "http-token-file", "allow-empty", "allow-location", "timeout", "events-url"} {
-		fl := fs.Lookup(name)
-		v, ok := c.env[envName(name)]
-		if fl == nil || fl.Changed || !ok {
-			continue
+	// Every flag of the command can come from DELTASYNC_<NAME>; a repeatable
+	// flag takes a comma-separated list. help is no setting.
+	fs.VisitAll(func(fl *pflag.Flag) {
+		v, ok := c.env[envName(fl.Name)]
+		if fl.Name == "help" || fl.Changed || !ok {
+			return
 		}
 		vals := []string{v}
-		if name == "include" || name == "exclude" || name == "allow-location" || name == "events-url" {
+		if _, repeatable := fl.Value.(pflag.SliceValue); repeatable {
 			vals = strings.Split(v, ",")
 		}
 		for _, v := range vals {
-			if err := fs.Set(name, strings.TrimSpace(v)); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", envName(name), err))
+			if err := fs.Set(fl.Name, strings.TrimSpace(v)); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", envName(fl.Name), err))
 			}
 		}
-		fromEnv[name] = true
-	}
+		fromEnv[fl.Name] = true
+	})
 	cfg := defaultConfig()
 	unreadable := false // the file could not be read or parsed: validating defaults adds only noise
 	if f.configFile != "" {

@@ -124,12 +124,3 @@ func newFixture(t *testing.T, opts ...uctest.Option) *fixture {
 	f.uuid, f.etag = r.md()["table-uuid"].(string), r.md()["etag"].(string)
 	return f
 }
-
-func mustJSON(t testing.TB, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}

@@ -58,12 +58,6 @@ func newDemoCommand(c *cli) *cobra.Command {
 	return cmd
 }
 
-// demoTableSpec describes one sample table and how its writer moves on.
-type demoTableSpec struct {
-	name    catalog.TableName
-	managed bool
-}
-
 // demoEnv is the demo's catalog and sample tables after the writers
 // moved on: the state plan and sync start from.
 type demoEnv struct {

@@ -11,6 +11,7 @@ import (
 // Outcome is what a reconcile did to one table.
 type Outcome string
 
+// The outcomes of a reconcile.
 const (
 	OutcomeUnchanged Outcome = "unchanged" // in sync, nothing sent
 	OutcomeSynced    Outcome = "synced"    // one update sent and confirmed
@@ -21,6 +22,7 @@ const (
 // Status is a table's sync status after a reconcile.
 type Status string
 
+// The sync statuses.
 const (
 	StatusSynced    Status = "Synced"
 	StatusOutOfSync Status = "OutOfSync"
@@ -30,6 +32,7 @@ const (
 // ErrorReason classifies a failure for deltasync_errors_total.
 type ErrorReason string
 
+// The error reasons.
 const (
 	ReasonCatalog     ErrorReason = "catalog"
 	ReasonStorage     ErrorReason = "storage"
@@ -123,7 +126,7 @@ func (m *Metrics) ObserveStorage(op string, d time.Duration, err error) {
 }
 
 // ObserveCatalog is a catalog.Observer: it counts one catalog request.
-func (m *Metrics) ObserveCatalog(operation string, status int, d time.Duration, err error) {
+func (m *Metrics) ObserveCatalog(operation string, status int, d time.Duration, _ error) {
 	if m == nil {
 		return
 	}

@@ -103,27 +103,8 @@ func envName(flag string) string {
 
 // loadConfig builds the effective configuration: defaults < file < env < flags.
 func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
-	var errs []error
 	fs := cmd.Flags()
-	fromEnv := map[string]bool{}
-	// Every flag of the command can come from DELTASYNC_<NAME>; a repeatable
-	// flag takes a comma-separated list. help is no setting.
-	fs.VisitAll(func(fl *pflag.Flag) {
-		v, ok := c.env[envName(fl.Name)]
-		if fl.Name == "help" || fl.Changed || !ok {
-			return
-		}
-		vals := []string{v}
-		if _, repeatable := fl.Value.(pflag.SliceValue); repeatable {
-			vals = strings.Split(v, ",")
-		}
-		for _, v := range vals {
-			if err := fs.Set(fl.Name, strings.TrimSpace(v)); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", envName(fl.Name), err))
-			}
-		}
-		fromEnv[fl.Name] = true
-	})
+	fromEnv, errs := c.flagsFromEnv(fs)
 	cfg := defaultConfig()
 	unreadable := false // the file could not be read or parsed: validating defaults adds only noise
 	if f.configFile != "" {
@@ -196,6 +177,30 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 		errs = append(errs, err)
 	}
 	return cfg, errors.Join(errs...)
+}
+
+// flagsFromEnv sets every flag of fs not given on the command line from
+// DELTASYNC_<NAME> (a repeatable flag takes a comma-separated list) and
+// reports which flags it set. help is no setting.
+func (c *cli) flagsFromEnv(fs *pflag.FlagSet) (fromEnv map[string]bool, errs []error) {
+	fromEnv = map[string]bool{}
+	fs.VisitAll(func(fl *pflag.Flag) {
+		v, ok := c.env[envName(fl.Name)]
+		if fl.Name == "help" || fl.Changed || !ok {
+			return
+		}
+		vals := []string{v}
+		if _, repeatable := fl.Value.(pflag.SliceValue); repeatable {
+			vals = strings.Split(v, ",")
+		}
+		for _, v := range vals {
+			if err := fs.Set(fl.Name, strings.TrimSpace(v)); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", envName(fl.Name), err))
+			}
+		}
+		fromEnv[fl.Name] = true
+	})
+	return fromEnv, errs
 }
 
 // newLogger builds the zap logger the config asks for, writing to w.

@@ -1,6 +1,9 @@
 # deltasync developer targets. `make test` is the one test command: it
-# installs what the tests need (Python with deltalake, Azurite, promtool,
-# Chromium), starts the services, runs `go test -race ./...` and stops them.
+# installs what the tests need under .cache (Python with deltalake, Azurite,
+# golangci-lint, ...), starts the services, runs go vet, golangci-lint and
+# `go test -race ./...` and stops them. System packages (promtool, Chromium,
+# java for ElasticMQ) it installs only in CI (CI=true); on your machine it says
+# what to install and the tests that need them skip.
 .PHONY: test unit demo build vet fmt bench uc-up uc-down
 
 GO ?= go

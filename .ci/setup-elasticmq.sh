@@ -5,7 +5,10 @@
 #
 # `start` fetches org.elasticmq:elasticmq-server_2.13 and its runtime jars
 # from Maven Central (with Debian's maven, installed if missing) into
-# $DELTASYNC_CACHE/elasticmq, starts it unless it already answers, and prints
+# $DELTASYNC_CACHE/elasticmq (java and maven are installed with apt in CI
+# only, CI=true; on a developer's machine without them it says what to
+# install, prints nothing and the SQS tests skip), starts it unless it
+# already answers, and prints
 # ONLY `export DELTASYNC_SQS_ENDPOINT=http://127.0.0.1:PORT` on stdout
 # (.ci/test.sh evals it); everything else goes to stderr. Idempotent.
 # `stop` stops only a server this script started.
@@ -63,6 +66,10 @@ start() {
 	if answers; then
 		log "ElasticMQ already answers at $ENDPOINT"
 		echo "export DELTASYNC_SQS_ENDPOINT=$ENDPOINT"
+		return 0
+	fi
+	if [ "${CI:-}" != "true" ] && { ! command -v java >/dev/null 2>&1 || { [ ! -f "$LIB/.complete" ] && ! command -v mvn >/dev/null 2>&1; }; }; then
+		log "java or maven missing; the SQS event tests skip. To run them, install java and maven (apt-get install default-jre-headless maven)"
 		return 0
 	fi
 	install

@@ -32,6 +32,8 @@ done
 
 echo "== go vet"
 go vet ./...
+echo "== golangci-lint (.golangci.yml)"
+"$DELTASYNC_GOLANGCI_LINT" run ./...
 echo "== go test -race ./..."
 # -v into a log, so the log names every test; shown here: each package's
 # result and each top-level test's PASS/FAIL/SKIP line (with the skip's

@@ -61,10 +61,14 @@ func TestTokenSources(t *testing.T) {
 	// Symlink swap (how Kubernetes rotates mounted secrets), same size and mtime.
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	os.WriteFile(a, []byte("tokenA"), 0o600)
-	os.WriteFile(b, []byte("tokenB"), 0o600)
-	os.Chtimes(a, later, later)
-	os.Chtimes(b, later, later)
+	for _, f := range []struct{ path, tok string }{{a, "tokenA"}, {b, "tokenB"}} {
+		if err := os.WriteFile(f.path, []byte(f.tok), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(f.path, later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
 	link := filepath.Join(dir, "token")
 	if err := os.Symlink(a, link); err != nil {
 		t.Fatal(err)
@@ -73,8 +77,12 @@ func TestTokenSources(t *testing.T) {
 	if tok, _ := lt.Token(ctx); tok != "tokenA" {
 		t.Errorf("symlinked token = %q", tok)
 	}
-	os.Remove(link)
-	os.Symlink(b, link)
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(b, link); err != nil {
+		t.Fatal(err)
+	}
 	if tok, _ := lt.Token(ctx); tok != "tokenB" {
 		t.Errorf("after symlink swap token = %q, want tokenB", tok)
 	}
@@ -141,7 +149,7 @@ func TestBearerHeaderAndRedaction(t *testing.T) {
 }
 
 func TestTokenErrorStopsRequest(t *testing.T) {
-	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { writeJSON(w, 200, loadTableBody) })
+	ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) { writeJSON(w, 200, loadTableBody) })
 	c := newClient(t, ts.URL, Options{Token: FileToken(filepath.Join(t.TempDir(), "absent"))})
 	if _, err := c.LoadTable(context.Background(), TableName{"c", "s", "t"}); err == nil || !strings.Contains(err.Error(), "token file") {
 		t.Fatalf("err = %v", err)
@@ -160,12 +168,12 @@ func TestClientCredentials(t *testing.T) {
 			!strings.Contains(string(body), "scope=all-apis") {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(401)
-			json.NewEncoder(w).Encode(map[string]string{"error": "invalid_client", "error_description": "echo " + pass})
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_client", "error_description": "echo " + pass})
 			return
 		}
 		writeJSON(w, 200, `{"access_token":"m2m-access","token_type":"Bearer","expires_in":3600}`)
 	})
-	uc := newTestServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { writeJSON(w, 200, loadTableBody) })
+	uc := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) { writeJSON(w, 200, loadTableBody) })
 
 	ts := ClientCredentials(ClientCredentialsConfig{ClientID: "sp-id", ClientSecret: "sp-secret", TokenURL: idp.URL + "/oidc/v1/token", Scopes: []string{"all-apis"}})
 	c := newClient(t, uc.URL, Options{Token: ts})

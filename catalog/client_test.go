@@ -86,10 +86,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	if s, ok := v.(string); ok {
-		io.WriteString(w, s)
+		_, _ = io.WriteString(w, s)
 		return
 	}
-	json.NewEncoder(w).Encode(v)
+	_ = json.NewEncoder(w).Encode(v)
 }
 
 func TestNewValidatesBaseURL(t *testing.T) {
@@ -120,13 +120,13 @@ func TestListTablesPaging(t *testing.T) {
 			start, _ = strconv.Atoi(strings.TrimPrefix(tok, "t"))
 			start++
 		}
-		max, _ := strconv.Atoi(q.Get("max_results"))
+		limit, _ := strconv.Atoi(q.Get("max_results"))
 		var tables []TableInfo
-		for i := start; i < total && len(tables) < max; i++ {
+		for i := start; i < total && len(tables) < limit; i++ {
 			tables = append(tables, TableInfo{Name: fmt.Sprintf("t%03d", i), CatalogName: "main", SchemaName: "sales"})
 		}
 		resp := map[string]any{"tables": tables}
-		if len(tables) == max {
+		if len(tables) == limit {
 			resp["next_page_token"] = fmt.Sprintf("t%d", start+len(tables)-1)
 		}
 		writeJSON(w, 200, resp)
@@ -148,7 +148,7 @@ func TestListTablesPaging(t *testing.T) {
 }
 
 func TestListPagingRepeatedToken(t *testing.T) {
-	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+	ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) {
 		writeJSON(w, 200, `{"catalogs":[{"name":"a"}],"next_page_token":"same"}`)
 	})
 	c := newClient(t, ts.URL, Options{})
@@ -232,7 +232,7 @@ func TestLoadTable(t *testing.T) {
 
 func TestLoadTableRejectsIncompleteResponse(t *testing.T) {
 	for _, body := range []string{"", "{}", `{"metadata":{"etag":"e","table-type":"EXTERNAL","location":"s3://b/t"}}`} {
-		ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { writeJSON(w, 200, body) })
+		ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) { writeJSON(w, 200, body) })
 		c := newClient(t, ts.URL, Options{})
 		if _, err := c.LoadTable(context.Background(), TableName{"c", "s", "t"}); err == nil || !strings.Contains(err.Error(), "c.s.t: response lacks metadata.") {
 			t.Errorf("body %q: err = %v", body, err)
@@ -254,7 +254,7 @@ func TestLoadTableErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { writeJSON(w, tt.status, tt.body) })
+			ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) { writeJSON(w, tt.status, tt.body) })
 			c := newClient(t, ts.URL, Options{})
 			_, err := c.LoadTable(context.Background(), TableName{"a", "b", "c"})
 			if !tt.check(err) {
@@ -291,7 +291,7 @@ func TestConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { writeJSON(w, tt.status, tt.body) })
+			ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) { writeJSON(w, tt.status, tt.body) })
 			c := newClient(t, ts.URL, Options{})
 			got, err := c.Config(context.Background(), "main")
 			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
@@ -343,7 +343,7 @@ func TestTableExists(t *testing.T) {
 }
 
 func TestUpdateAndCreateSendWireBody(t *testing.T) {
-	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { writeJSON(w, 200, loadTableBody) })
+	ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) { writeJSON(w, 200, loadTableBody) })
 	c := newClient(t, ts.URL, Options{})
 	req := UpdateTableRequest{
 		Requirements: []Requirement{AssertTableUUID{UUID: "u"}, AssertEtag{Etag: "e"}},
@@ -374,7 +374,7 @@ func TestUpdateAndCreateSendWireBody(t *testing.T) {
 var cmpIgnoreHeaders = cmp.Transformer("noHeaders", func(r recorded) recorded { r.Auth, r.UA, r.Query = "", "", ""; return r })
 
 func TestClassicCreateAndDelete(t *testing.T) {
-	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
 		switch r.Method + " " + r.URL.Path {
 		case "POST " + basePath + "/catalogs":
 			writeJSON(w, 200, `{"name":"main","id":"c1"}`)
@@ -439,9 +439,15 @@ func TestUserAgentAndObserver(t *testing.T) {
 		seen = append(seen, obs{op, status, err != nil})
 	}})
 	ctx := context.Background()
-	c.LoadTable(ctx, TableName{"c", "s", "t"})
-	c.LoadTable(ctx, TableName{"c", "s", "missing"})
-	c.TableExists(ctx, TableName{"c", "s", "t"})
+	if _, err := c.LoadTable(ctx, TableName{"c", "s", "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.LoadTable(ctx, TableName{"c", "s", "missing"}); err == nil {
+		t.Fatal("LoadTable of a missing table succeeded")
+	}
+	if _, err := c.TableExists(ctx, TableName{"c", "s", "t"}); err != nil {
+		t.Fatal(err)
+	}
 	if diff := cmp.Diff([]obs{{"loadTable", 200, false}, {"loadTable", 404, true}, {"tableExists", 200, false}}, seen); diff != "" {
 		t.Errorf("observer (-want +got):\n%s", diff)
 	}

@@ -61,7 +61,7 @@ func (r *CredentialsResponse) ForLocation(location string) (StorageCredential, b
 	best, bestLen := StorageCredential{}, -1
 	for _, c := range r.StorageCredentials {
 		p := strings.TrimRight(c.Prefix, "/")
-		if p == "" || !(loc == p || strings.HasPrefix(loc, p+"/")) {
+		if p == "" || loc != p && !strings.HasPrefix(loc, p+"/") {
 			continue
 		}
 		if len(p) > bestLen {

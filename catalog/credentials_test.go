@@ -51,7 +51,7 @@ func TestCredentials(t *testing.T) {
 }
 
 func TestTemporaryTableCredentials(t *testing.T) {
-	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+	ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) {
 		writeJSON(w, 200, `{"azure_user_delegation_sas":{"sas_token":"sv=x"},"expiration_time":5}`)
 	})
 	c := newClient(t, ts.URL, Options{})
@@ -68,7 +68,7 @@ func TestTemporaryTableCredentials(t *testing.T) {
 }
 
 func TestTLS(t *testing.T) {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, 200, `{"catalogs":[{"name":"x"}]}`)
 	}))
 	defer srv.Close()

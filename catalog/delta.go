@@ -50,13 +50,13 @@ func namesMissingCatalog(typ string) bool {
 // protocolVersionOffered reports whether v ("major.minor") is within what we
 // offered (for each offered "M.m": any M.x with x ≤ m).
 func protocolVersionOffered(v string, offered []string) bool {
-	maj, min, ok := splitVersion(v)
+	maj, minor, ok := splitVersion(v)
 	if !ok {
 		return false
 	}
 	for _, o := range offered {
 		om, on, ok := splitVersion(o)
-		if ok && om == maj && min <= on {
+		if ok && om == maj && minor <= on {
 			return true
 		}
 	}
@@ -69,8 +69,8 @@ func splitVersion(v string) (int, int, bool) {
 		return 0, 0, false
 	}
 	maj, err1 := strconv.Atoi(a)
-	min, err2 := strconv.Atoi(b)
-	return maj, min, err1 == nil && err2 == nil && maj >= 0 && min >= 0
+	minor, err2 := strconv.Atoi(b)
+	return maj, minor, err1 == nil && err2 == nil && maj >= 0 && minor >= 0
 }
 
 // LoadTable calls loadTable. A 400 IsUnsupportedFormat error means the table

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/catalog/uctest"
+	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 )
 
 // runClientFlow drives the client through what deltasync does against any
@@ -130,7 +130,7 @@ func runClientFlow(t *testing.T, c *catalog.Client) {
 }
 
 func TestClientFlowUCTest(t *testing.T) {
-	srv := uctest.NewForTest(t)
+	srv := spectest.NewForTest(t)
 	c, err := catalog.New(srv.URL(), catalog.Options{Version: "test"})
 	if err != nil {
 		t.Fatal(err)

@@ -24,13 +24,13 @@ func dropColumns(b []byte) []byte {
 				if k < len(b) && b[k] == ':' {
 					v := skipSpace(b, k+1)
 					if v < len(b) && b[v] == '[' {
-						close := arrayEnd(b, v)
-						if close < 0 {
+						closing := arrayEnd(b, v)
+						if closing < 0 {
 							return b
 						}
 						out = append(out, b[last:v]...)
 						out = append(out, "[]"...)
-						last, i = close, close
+						last, i = closing, closing
 						continue
 					}
 				}

@@ -52,7 +52,7 @@ func TestErrorsNeverEchoTheToken(t *testing.T) {
 // OnWait hears of every wait, with the server's Retry-After, capped.
 func TestRetryOnWaitReportsCappedRetryAfter(t *testing.T) {
 	calls := 0
-	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+	ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) {
 		calls++
 		if calls == 1 {
 			w.Header().Set("Retry-After", "120")
@@ -69,7 +69,7 @@ func TestRetryOnWaitReportsCappedRetryAfter(t *testing.T) {
 		wait, after time.Duration
 	}
 	var waits []wait
-	policy.OnWait = func(op string, _ int, w, after time.Duration, err error) { waits = append(waits, wait{op, w, after}) }
+	policy.OnWait = func(op string, _ int, w, after time.Duration, _ error) { waits = append(waits, wait{op, w, after}) }
 	c := newClient(t, ts.URL, Options{Retry: policy})
 	if _, err := c.LoadTable(context.Background(), TableName{"c", "s", "t"}); err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func TestRetryResendsIdenticalRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := 0
-			ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+			ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) {
 				calls++
 				if calls <= len(tt.failures) {
 					if tt.retryAfter != "" {
@@ -84,10 +84,10 @@ func TestRetryResendsIdenticalRequest(t *testing.T) {
 }
 
 func TestRetryStopsOnContextCancel(t *testing.T) {
-	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { writeJSON(w, 503, `{}`) })
+	ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) { writeJSON(w, 503, `{}`) })
 	ctx, cancel := context.WithCancel(context.Background())
 	policy := noSleep(nil)
-	policy.Sleep = func(ctx context.Context, d time.Duration) error {
+	policy.Sleep = func(ctx context.Context, _ time.Duration) error {
 		cancel() // cancelled while backing off
 		<-ctx.Done()
 		return ctx.Err()
@@ -121,7 +121,7 @@ func (f *flakyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	f.calls++
 	if f.calls <= f.n {
 		if r.Body != nil {
-			io.Copy(io.Discard, r.Body)
+			_, _ = io.Copy(io.Discard, r.Body)
 		}
 		return nil, f.err
 	}
@@ -129,7 +129,7 @@ func (f *flakyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestRetryOnTimeoutAndConnectionError(t *testing.T) {
-	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { writeJSON(w, 200, loadTableBody) })
+	ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) { writeJSON(w, 200, loadTableBody) })
 	for _, e := range []error{timeoutErr{}, syscall.ECONNRESET, io.ErrUnexpectedEOF} {
 		ft := &flakyTransport{n: 2, err: e, next: http.DefaultTransport}
 		c := newClient(t, ts.URL, Options{HTTPClient: &http.Client{Transport: ft}})
@@ -142,7 +142,7 @@ func TestRetryOnTimeoutAndConnectionError(t *testing.T) {
 	}
 
 	// The per-attempt Timeout applies: a hanging server yields a retryable timeout.
-	hang := newTestServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { <-r.Context().Done() })
+	hang := newTestServer(t, func(_ http.ResponseWriter, r *http.Request, _ []byte) { <-r.Context().Done() })
 	c := newClient(t, hang.URL, Options{Timeout: 20 * time.Millisecond, Retry: RetryPolicy{MaxAttempts: 1}})
 	_, err := c.LoadTable(context.Background(), TableName{"c", "s", "t"})
 	if err == nil || !Retryable(err) || !errors.Is(err, context.DeadlineExceeded) {

@@ -40,7 +40,7 @@ func newFakeClock() *fakeClock {
 }
 
 func TestMaxRPSPacesEveryRequestOfTheClient(t *testing.T) {
-	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+	ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) {
 		writeJSON(w, 200, `{"name":"t","catalog_name":"c","schema_name":"s"}`)
 	})
 	clk := newFakeClock()
@@ -70,7 +70,7 @@ func TestMaxRPSPacesEveryRequestOfTheClient(t *testing.T) {
 // other requests too, not only the resend of the one that got it.
 func TestRetryAfterHoldsWholeClient(t *testing.T) {
 	var calls atomic.Int32
-	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+	ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) {
 		if calls.Add(1) == 1 {
 			w.Header().Set("Retry-After", "7")
 			writeJSON(w, 429, `{"error":{"message":"slow down","type":"TooManyRequests","code":429}}`)
@@ -106,7 +106,7 @@ func TestRetryAfterHoldsWholeClient(t *testing.T) {
 func TestIdleConnsCoverConcurrency(t *testing.T) {
 	const workers, each = 16, 25
 	var dials atomic.Int32
-	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, 200, `{"name":"t","catalog_name":"c","schema_name":"s"}`)
 	}))
 	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {

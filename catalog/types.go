@@ -39,7 +39,7 @@ const (
 // ---- classic API (snake_case) ----
 
 // CatalogInfo is the classic API's CatalogInfo.
-type CatalogInfo struct {
+type CatalogInfo struct { //nolint:revive // named after the API definition's schema, like SchemaInfo and TableInfo beside it
 	Name            string            `json:"name"`
 	Comment         string            `json:"comment,omitempty"`
 	Properties      map[string]string `json:"properties,omitempty"`

@@ -13,6 +13,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/uctest"
+	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 )
 
 // These tests run the client against the spec-validating in-memory server
@@ -21,12 +22,12 @@ import (
 
 func newUC(t *testing.T) (*uctest.Server, *catalog.Client) {
 	t.Helper()
-	srv := uctest.NewForTest(t)
+	srv := spectest.NewForTest(t)
 	c, err := catalog.New(srv.URL(), catalog.Options{
 		Version: "test",
 		Token:   catalog.StaticToken("tok"),
 		Retry: catalog.RetryPolicy{
-			Sleep:  func(ctx context.Context, d time.Duration) error { return ctx.Err() },
+			Sleep:  func(ctx context.Context, _ time.Duration) error { return ctx.Err() },
 			Jitter: func(d time.Duration) time.Duration { return d },
 		},
 	})
@@ -187,7 +188,9 @@ func TestUCConflictsAndRetries(t *testing.T) {
 
 	// A concurrent writer makes our etag stale: 409, not retried.
 	srv.BeforeUpdate(func(string) {
-		srv.MutateTable(name.String(), func(t *uctest.Table) { t.Properties["other"] = "writer" })
+		if err := srv.MutateTable(name.String(), func(tb *uctest.Table) { tb.Properties["other"] = "writer" }); err != nil {
+			t.Error(err)
+		}
 	})
 	srv.ResetRequests()
 	if err := update(loaded.TableUUID, loaded.Etag); !catalog.IsConflict(err) || catalog.Retryable(err) {
@@ -268,7 +271,7 @@ func TestUCListingCredentialsDelete(t *testing.T) {
 		t.Fatalf("ListSchemas = %v, %v", schemas, err)
 	}
 
-	srv.SetCredentialConfig(func(loc string) map[string]string {
+	srv.SetCredentialConfig(func(string) map[string]string {
 		return map[string]string{"s3.access-key-id": "AK", "s3.secret-access-key": "SK", "s3.session-token": "ST"}
 	})
 	name := catalog.TableName{Catalog: "main", Schema: "s", Table: "t007"}

@@ -55,8 +55,8 @@ func openRoot(rawURL string) (*os.Root, error) {
 	return os.OpenRoot(abs)
 }
 
-// ErrOutsideRoot: a local table's log file or directory is a symlink that
-// leaves the table directory; it is not followed.
+// ErrOutsideRoot means a local table's log file or directory is a symlink
+// that leaves the table directory; it is not followed.
 var ErrOutsideRoot = errors.New("symlink leaves the table directory; not followed")
 
 // confine checks that key of a local table resolves inside the table

@@ -82,10 +82,10 @@ func fileStore(t *testing.T) *contractStore {
 	}
 }
 
-func memStore(t *testing.T) *contractStore {
+func memStore(_ *testing.T) *contractStore {
 	data := map[string][]byte{}
 	return &contractStore{
-		put: func(t *testing.T, key string, b []byte) { data[key] = b },
+		put: func(_ *testing.T, key string, b []byte) { data[key] = b },
 		// PrefixedBucket takes over (closes) the bucket it is given, so each
 		// table gets a memblob of its own holding every key put so far
 		// (siblings included, so a leak across the prefix would show).
@@ -191,7 +191,7 @@ func gcsStore(t *testing.T) *contractStore {
 	t.Setenv("STORAGE_EMULATOR_HOST", strings.TrimPrefix(proxy.URL, "http://"))
 	creds := Credentials{GCSOAuthToken: "ya29.test-token"}
 	return &contractStore{
-		put: func(t *testing.T, key string, data []byte) {
+		put: func(_ *testing.T, key string, data []byte) {
 			srv.CreateObject(fakestorage.Object{
 				ObjectAttrs: fakestorage.ObjectAttrs{BucketName: "lake", Name: key},
 				Content:     data,
@@ -277,11 +277,8 @@ func azureStore(t *testing.T) *contractStore {
 // hostProxy forwards to target with the Host header rewritten to target's,
 // so fakes that route on Host (fake-gcs-server's PublicHost) still match.
 func hostProxy(target *url.URL) http.Handler {
-	p := httputil.NewSingleHostReverseProxy(target)
-	direct := p.Director
-	p.Director = func(r *http.Request) {
-		direct(r)
-		r.Host = target.Host
-	}
-	return p
+	return &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.Host = target.Host
+	}}
 }

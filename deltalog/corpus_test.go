@@ -138,8 +138,8 @@ func TestCorpus(t *testing.T) {
 			exp := expected[row.Name]
 			checkState(t, snap, exp)
 			if exp.WithCatalog != nil {
-				max := *exp.WithCatalog.MaxRatifiedVersion
-				snap, err := tbl.Load(context.Background(), LoadOptions{RatifiedCommits: ratifiedFromDir(t, row.Name), MaxRatifiedVersion: &max})
+				maxVersion := *exp.WithCatalog.MaxRatifiedVersion
+				snap, err := tbl.Load(context.Background(), LoadOptions{RatifiedCommits: ratifiedFromDir(t, row.Name), MaxRatifiedVersion: &maxVersion})
 				if err != nil {
 					t.Fatalf("Load with ratified commits: %v", err)
 				}

@@ -92,7 +92,7 @@ func (c *countingBucket) ListPaged(ctx context.Context, opts *driver.ListOptions
 	return page, nil
 }
 
-func (c *countingBucket) NewRangeReader(ctx context.Context, key string, offset, length int64, opts *driver.ReaderOptions) (driver.Reader, error) {
+func (c *countingBucket) NewRangeReader(ctx context.Context, key string, offset, length int64, _ *driver.ReaderOptions) (driver.Reader, error) {
 	c.mu.Lock()
 	c.gets = append(c.gets, key)
 	c.mu.Unlock()
@@ -103,7 +103,7 @@ func (c *countingBucket) NewRangeReader(ctx context.Context, key string, offset,
 	return &countingReader{r: r, c: c, key: key}, nil
 }
 
-func (c *countingBucket) NewTypedWriter(ctx context.Context, key, contentType string, opts *driver.WriterOptions) (driver.Writer, error) {
+func (c *countingBucket) NewTypedWriter(ctx context.Context, key, contentType string, _ *driver.WriterOptions) (driver.Writer, error) {
 	return c.b.NewWriter(ctx, key, &blob.WriterOptions{ContentType: contentType})
 }
 

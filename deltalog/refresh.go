@@ -8,11 +8,11 @@ import (
 type RefreshResult int
 
 const (
-	// Unchanged: no new version; the previous snapshot is returned as is.
+	// Unchanged means no new version; the previous snapshot is returned as is.
 	Unchanged RefreshResult = iota
-	// Advanced: new commits were replayed on top of the previous snapshot.
+	// Advanced means new commits were replayed on top of the previous snapshot.
 	Advanced
-	// Rebuilt: the log no longer continues the previous snapshot (it was
+	// Rebuilt means the log no longer continues the previous snapshot (it was
 	// rewritten, or its version went backwards): a full Load was done.
 	Rebuilt
 )

@@ -129,8 +129,8 @@ func TestRefreshCatalogManaged(t *testing.T) {
 		t.Fatalf("published log: version %d catalogManaged %v", prev.Version, prev.CatalogManaged)
 	}
 	c.reset()
-	max := int64(3)
-	opts := LoadOptions{RatifiedCommits: ratifiedFromDir(t, "basic_catalog_managed"), MaxRatifiedVersion: &max}
+	maxVersion := int64(3)
+	opts := LoadOptions{RatifiedCommits: ratifiedFromDir(t, "basic_catalog_managed"), MaxRatifiedVersion: &maxVersion}
 	snap, res, err := tbl.Refresh(ctx, prev, opts)
 	if err != nil || res != Advanced || snap.Version != 3 {
 		t.Fatalf("Refresh = v%v %v %v, want v3 advanced", snap, res, err)

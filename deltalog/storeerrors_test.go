@@ -127,7 +127,7 @@ func TestS3NoCredentialsSaysHowToGiveSome(t *testing.T) {
 // them for real.
 func s3Refusing(t *testing.T, status int, code string) string {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/xml")
 		w.WriteHeader(status)
 		_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>`+code+
@@ -165,7 +165,7 @@ func TestS3SDKWritesNothingToStderr(t *testing.T) {
 		t.Skip("built with tag nos3")
 	}
 	noAmbientAWS(t)
-	imds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	imds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "forbidden", http.StatusForbidden)
 	}))
 	t.Cleanup(imds.Close)

@@ -76,7 +76,7 @@ type Plan struct {
 	Problems []string `json:"problems,omitempty"`
 }
 
-// SchemaChange: the catalog's columns differ from the log's schema.
+// SchemaChange says the catalog's columns differ from the log's schema.
 type SchemaChange struct {
 	Log     catalog.StructType `json:"-"`
 	Catalog catalog.StructType `json:"-"`
@@ -84,25 +84,25 @@ type SchemaChange struct {
 	Details []string `json:"details"`
 }
 
-// PartitioningChange: the partition columns differ.
+// PartitioningChange says the partition columns differ.
 type PartitioningChange struct {
 	Log     []string `json:"log"`
 	Catalog []string `json:"catalog"`
 }
 
-// ClusteringChange: the clustering columns differ (nil = not clustered).
+// ClusteringChange says the clustering columns differ (nil = not clustered).
 type ClusteringChange struct {
 	Log     [][]string `json:"log"`
 	Catalog [][]string `json:"catalog"`
 }
 
-// ProtocolChange: protocol versions or the set of features differ.
+// ProtocolChange says protocol versions or the set of features differ.
 type ProtocolChange struct {
 	Log     catalog.Protocol  `json:"log"`
 	Catalog *catalog.Protocol `json:"catalog"` // nil when the catalog holds no readable protocol
 }
 
-// PropertiesChange: configuration keys to set (changed or added in the log)
+// PropertiesChange says configuration keys to set (changed or added in the log)
 // and to remove (gone from the log). Derived and ignored keys never appear.
 type PropertiesChange struct {
 	Set    map[string]string `json:"set,omitempty"`
@@ -111,13 +111,13 @@ type PropertiesChange struct {
 	Catalog map[string]string `json:"catalog,omitempty"`
 }
 
-// ValueChange: a single string differs.
+// ValueChange says a single string differs.
 type ValueChange struct {
 	Log     string `json:"log"`
 	Catalog string `json:"catalog"`
 }
 
-// VersionChange: the catalog's watermark (delta.lastUpdateVersion) is not
+// VersionChange says the catalog's watermark (delta.lastUpdateVersion) is not
 // the log version.
 type VersionChange struct {
 	Log            int64  `json:"log"`

@@ -24,6 +24,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/uctest"
+	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
 )
@@ -253,7 +254,7 @@ func deltarsEnv(t *testing.T) *env {
 	if realServerURL(t) != "" {
 		return newEnv(t)
 	}
-	srv := uctest.NewForTest(t, uctest.WithManagedStorageRoot("file://"+filepath.ToSlash(t.TempDir())))
+	srv := spectest.NewForTest(t, uctest.WithManagedStorageRoot("file://"+filepath.ToSlash(t.TempDir())))
 	c, err := catalog.New(srv.URL(), catalog.Options{
 		Retry: catalog.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }},
 	})

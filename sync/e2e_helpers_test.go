@@ -15,6 +15,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/uctest"
+	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
 )
@@ -66,7 +67,7 @@ func newEnvAt(t testing.TB, base string) *env {
 	t.Helper()
 	e := &env{t: t, schema: "s"}
 	if base == "" {
-		e.srv = uctest.NewForTest(t)
+		e.srv = spectest.NewForTest(t)
 		base = e.srv.URL()
 	}
 	c, err := catalog.New(base, catalog.Options{

@@ -54,7 +54,7 @@ func TestEventsOverNATS(t *testing.T) {
 	e := uctestEnv(t)
 	const subject = "minio.lake"
 	rg := newEventRig(t, e, func(o *sync.EventOptions) {
-		o.Sources = []sync.EventSource{{Name: "nats://" + subject, Open: func(ctx context.Context) (*pubsub.Subscription, func(), error) {
+		o.Sources = []sync.EventSource{{Name: "nats://" + subject, Open: func(context.Context) (*pubsub.Subscription, func(), error) {
 			// No client-side reconnects: a broker restart closes the
 			// connection, so the reconnect path under test is deltasync's.
 			nc, err := nats.Connect(serverURL, nats.MaxReconnects(0))

@@ -159,7 +159,7 @@ func newEventRig(t testing.TB, e *env, mutate func(*sync.EventOptions)) *eventRi
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { topic.Shutdown(context.Background()) })
+	t.Cleanup(func() { _ = topic.Shutdown(context.Background()) })
 	rg.topic = topic
 	opts := sync.EventOptions{
 		Sources: []sync.EventSource{{Name: topicURL, Open: func(ctx context.Context) (*pubsub.Subscription, func(), error) {

@@ -145,12 +145,10 @@ func newFaultProxy(t *testing.T, upstream string) *faultProxy {
 		t.Fatal(err)
 	}
 	fp := &faultProxy{t: t, target: &url.URL{Scheme: target.Scheme, Host: target.Host}}
-	rp := httputil.NewSingleHostReverseProxy(fp.target)
-	direct := rp.Director
-	rp.Director = func(r *http.Request) {
-		direct(r)
-		r.Host = fp.target.Host // emulators route by Host
-	}
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(fp.target)
+		r.Out.Host = fp.target.Host // emulators route by Host
+	}}
 	rp.ErrorLog = log.New(io.Discard, "", 0) // killed and faulted clients are expected
 	rp.ModifyResponse = func(resp *http.Response) error {
 		fp.mu.Lock()
@@ -588,10 +586,7 @@ type checker struct {
 	polls      atomic.Int64
 	stop       chan struct{}
 	done       chan struct{}
-	// updateMu serializes updateTable requests with the writer, so that
-	// the "in sync" check sees at least the log the daemon saw.
-	updateMu gosync.Mutex
-	updates  atomic.Int64
+	updates    atomic.Int64
 }
 
 func newChecker(t *testing.T, direct *catalog.Client, w logStates, names map[string]catalog.TableName) *checker {

@@ -63,7 +63,7 @@ func gcsRigStore(rg *faultRig) store {
 	t.Setenv("STORAGE_EMULATOR_HOST", rg.storeToxic.Listen)
 	return &mirrorStore{
 		mirror: dirStore{root: t.TempDir()},
-		putFn: func(t *testing.T, key string, data []byte) {
+		putFn: func(_ *testing.T, key string, data []byte) {
 			srv.CreateObject(fakestorage.Object{ObjectAttrs: fakestorage.ObjectAttrs{BucketName: "lake", Name: key}, Content: data})
 		},
 		delFn: func(t *testing.T, key string) {
@@ -72,12 +72,12 @@ func gcsRigStore(rg *faultRig) store {
 			}
 		},
 		listFn: func(t *testing.T) map[string]string {
-			objs, _, err := srv.ListObjectsWithOptions("lake", fakestorage.ListOptions{})
+			list, err := srv.ListObjectsWithOptionsPaginated("lake", fakestorage.ListOptions{}) // no MaxResults: one page
 			if err != nil {
 				t.Fatal(err)
 			}
 			out := map[string]string{}
-			for _, o := range objs {
+			for _, o := range list.Objects {
 				full, err := srv.GetObject("lake", o.Name)
 				if err != nil {
 					t.Fatal(err)
@@ -230,8 +230,8 @@ func TestFaultsStorageAzureGCS(t *testing.T) {
 	} {
 		t.Run(strings.Fields(c.name)[0]+"/latency", func(t *testing.T) {
 			rg := newFaultRigAt(t, c.base, c.mk)
-			inject, clear := toxic(t, rg.storeToxic, "latency", "downstream", 1, toxiclient.Attributes{"latency": 80, "jitter": 60}, countStorageAttempts)
-			rg.scenario(c.name+": latency 80ms ± 60ms", 3, inject, clear)
+			inject, clearFault := toxic(t, rg.storeToxic, "latency", "downstream", 1, toxiclient.Attributes{"latency": 80, "jitter": 60}, countStorageAttempts)
+			rg.scenario(c.name+": latency 80ms ± 60ms", 3, inject, clearFault)
 		})
 		t.Run(strings.Fields(c.name)[0]+"/503", func(t *testing.T) {
 			rg := newFaultRigAt(t, c.base, c.mk)

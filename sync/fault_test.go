@@ -99,7 +99,7 @@ func newFaultRigAt(t *testing.T, base string, mkStore rigStore) *faultRig {
 		HTTPClient: &http.Client{Transport: tr},
 		Timeout:    1500 * time.Millisecond,
 		Retry:      catalog.RetryPolicy{MaxAttempts: 4, BaseDelay: 10 * time.Millisecond, MaxDelay: 100 * time.Millisecond, MaxRetryAfter: 2 * time.Second},
-		Observer: func(op string, status int, d time.Duration, err error) {
+		Observer: func(_ string, _ int, _ time.Duration, err error) {
 			rg.catalogAttempts.Add(1)
 			if err != nil {
 				rg.catalogFailures.Add(1)
@@ -119,7 +119,7 @@ func newFaultRigAt(t *testing.T, base string, mkStore rigStore) *faultRig {
 	}
 	rg.chk = newChecker(t, rg.env.client, rg.w, names)
 	rg.ucFaults.set(func() { rg.ucFaults.before = rg.chk.beforeUpdate })
-	rg.logOpts = append([]deltalog.Option{deltalog.WithObserver(func(op string, d time.Duration, err error) {
+	rg.logOpts = append([]deltalog.Option{deltalog.WithObserver(func(_ string, _ time.Duration, err error) {
 		rg.storageAttempts.Add(1)
 		if err != nil {
 			rg.storageFailures.Add(1)
@@ -189,7 +189,7 @@ func (rg *faultRig) register(table string, names map[string]catalog.TableName) {
 	rg.tables = append(rg.tables, table)
 }
 
-// What a scenario's clear func returns when the proxy cannot count its
+// What a scenario's clearFault func returns when the proxy cannot count its
 // faults: the failed attempts, or (for faults that slow rather than break)
 // the catalog or storage requests made while the fault was on.
 const (
@@ -199,10 +199,10 @@ const (
 )
 
 // scenario runs cycles with the writer committing while fault is active,
-// then clears it (clear returns how many faults were injected, or -1 to
+// then clears it (clearFault returns how many faults were injected, or -1 to
 // count the failed attempts seen meanwhile), runs ONE more cycle, and
 // checks that every table is in sync and no invariant broke.
-func (rg *faultRig) scenario(name string, cycles int, inject func(), clear func() int) {
+func (rg *faultRig) scenario(name string, cycles int, inject func(), clearFault func() int) {
 	t := rg.t
 	ctx := context.Background()
 	// A first clean cycle: everything starts in sync and stays so.
@@ -222,7 +222,7 @@ func (rg *faultRig) scenario(name string, cycles int, inject func(), clear func(
 		}
 		rg.sync(ctx)
 	}
-	injected := clear()
+	injected := clearFault()
 	switch injected {
 	case countFailures:
 		injected = int(rg.catalogFailures.Load() - cat0 + rg.storageFailures.Load() - sto0)
@@ -276,7 +276,7 @@ func (rg *faultRig) sync(ctx context.Context) *sync.Report {
 	return rep
 }
 
-// toxic adds a Toxiproxy toxic to p and returns a clear func that removes
+// toxic adds a Toxiproxy toxic to p and returns a clearFault func that removes
 // it and returns count (one of the count* constants).
 func toxic(t *testing.T, p *toxiclient.Proxy, typ, stream string, toxicity float32, attrs toxiclient.Attributes, count int) (func(), func() int) {
 	name := typ + "_" + stream
@@ -313,8 +313,8 @@ func TestFaultsCatalogTCP(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.typ, func(t *testing.T) {
 			rg := newFaultRig(t, fileRigStore)
-			inject, clear := toxic(t, rg.ucToxic, c.typ, c.stream, c.toxicity, c.attrs, c.count)
-			rg.scenario(c.name, 4, inject, clear)
+			inject, clearFault := toxic(t, rg.ucToxic, c.typ, c.stream, c.toxicity, c.attrs, c.count)
+			rg.scenario(c.name, 4, inject, clearFault)
 		})
 	}
 }
@@ -465,26 +465,26 @@ func TestFaultsStorageS3(t *testing.T) {
 	slowDown := httpFault{Status: 503, Body: `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`}
 	t.Run("latency", func(t *testing.T) {
 		rg := newFaultRig(t, s3RigStore)
-		inject, clear := toxic(t, rg.storeToxic, "latency", "downstream", 1, toxiclient.Attributes{"latency": 100, "jitter": 80}, countStorageAttempts)
-		rg.scenario("S3: latency 100ms ± 80ms", 3, inject, clear)
+		inject, clearFault := toxic(t, rg.storeToxic, "latency", "downstream", 1, toxiclient.Attributes{"latency": 100, "jitter": 80}, countStorageAttempts)
+		rg.scenario("S3: latency 100ms ± 80ms", 3, inject, clearFault)
 	})
 	t.Run("bandwidth", func(t *testing.T) {
 		rg := newFaultRig(t, s3RigStore)
-		inject, clear := toxic(t, rg.storeToxic, "bandwidth", "downstream", 1, toxiclient.Attributes{"rate": 4}, countStorageAttempts)
-		rg.scenario("S3: throttled reads 4 KB/s", 3, inject, clear)
+		inject, clearFault := toxic(t, rg.storeToxic, "bandwidth", "downstream", 1, toxiclient.Attributes{"rate": 4}, countStorageAttempts)
+		rg.scenario("S3: throttled reads 4 KB/s", 3, inject, clearFault)
 	})
 	t.Run("reset", func(t *testing.T) {
 		rg := newFaultRig(t, s3RigStore)
 		// The S3 SDK resends a reset request itself and keeps connections
 		// alive, so the toxic hits every connection while on: reads fail
 		// until it is removed.
-		inject, clear := toxic(t, rg.storeToxic, "reset_peer", "upstream", 1, toxiclient.Attributes{"timeout": 0}, countFailures)
-		rg.scenario("S3: connection reset mid-request", 1, inject, clear)
+		inject, clearFault := toxic(t, rg.storeToxic, "reset_peer", "upstream", 1, toxiclient.Attributes{"timeout": 0}, countFailures)
+		rg.scenario("S3: connection reset mid-request", 1, inject, clearFault)
 	})
 	t.Run("cut-response", func(t *testing.T) {
 		rg := newFaultRig(t, s3RigStore)
-		inject, clear := toxic(t, rg.storeToxic, "limit_data", "downstream", 1, toxiclient.Attributes{"bytes": 600}, countFailures)
-		rg.scenario("S3: connection cut mid-response", 3, inject, clear)
+		inject, clearFault := toxic(t, rg.storeToxic, "limit_data", "downstream", 1, toxiclient.Attributes{"bytes": 600}, countFailures)
+		rg.scenario("S3: connection cut mid-response", 3, inject, clearFault)
 	})
 	t.Run("slowdown", func(t *testing.T) {
 		rg := newFaultRig(t, s3RigStore)

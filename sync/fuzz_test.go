@@ -29,7 +29,7 @@ func FuzzSelector(f *testing.F) {
 	for _, s := range []string{"main.sales.*", "!*.tmp_*", "[a-", "a.b.c.d", "x", "*.*", "a..b"} {
 		f.Add(s, "main", "sales", "orders")
 	}
-	f.Fuzz(func(t *testing.T, pattern, c, s, tb string) {
+	f.Fuzz(func(_ *testing.T, pattern, c, s, tb string) {
 		sel, err := NewSelector([]Rule{{Include: []string{pattern, "!" + pattern + "x"}}}, []string{pattern + ".zz"})
 		if err != nil {
 			return

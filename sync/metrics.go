@@ -105,7 +105,7 @@ func (m *Metrics) ObserveStorage(op string, d time.Duration, err error) {
 }
 
 // ObserveCatalog is a catalog.Observer: it counts one catalog request.
-func (m *Metrics) ObserveCatalog(operation string, status int, d time.Duration, err error) {
+func (m *Metrics) ObserveCatalog(operation string, status int, d time.Duration, _ error) {
 	if m == nil {
 		return
 	}

@@ -124,7 +124,7 @@ func TestScaleServer(t *testing.T) {
 		t.Skip("run by TestScale")
 	}
 	n, _ := strconv.Atoi(os.Getenv(scaleTablesEnv))
-	srv := uctest.NewServer(uctest.WithoutSpecValidation())
+	srv := uctest.NewServer()
 	defer srv.Close()
 	c, err := catalog.New(srv.URL(), catalog.Options{IdleConnsPerHost: 16})
 	if err != nil {

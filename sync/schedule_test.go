@@ -43,7 +43,9 @@ func TestLoopJitterStaysInWindow(t *testing.T) {
 		sched, _ := ParseSchedule("@every 1m")
 		ctx, cancel := context.WithCancel(t.Context())
 		var starts []time.Time
-		go Loop(ctx, sched, 10*time.Second, func(context.Context) { starts = append(starts, time.Now()) })
+		go func() {
+			_ = Loop(ctx, sched, 10*time.Second, func(context.Context) { starts = append(starts, time.Now()) })
+		}()
 		time.Sleep(10 * time.Minute)
 		synctest.Wait()
 		cancel()

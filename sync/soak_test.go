@@ -122,7 +122,7 @@ func files(t *testing.T, root string) map[string]string {
 // soakAudit checks that nothing but delta-rs wrote under root: every file
 // present before is unchanged, and every new file is a commit, or a data
 // file of a table.
-func soakAudit(t *testing.T, before, after map[string]string) []string {
+func soakAudit(before, after map[string]string) []string {
 	var bad []string
 	commit := regexp.MustCompile(`^t\d\d/_delta_log/\d{20}\.json$`)
 	data := regexp.MustCompile(`^t\d\d/[^/]+\.parquet$`)
@@ -332,13 +332,13 @@ log:
 	for _, o := range outOf {
 		t.Errorf("out of sync after the soak: %s", o)
 	}
-	for _, bad := range soakAudit(t, before, files(t, root)) {
+	for _, bad := range soakAudit(before, files(t, root)) {
 		chk.violate("storage: %s", bad)
 	}
 	for _, v := range chk.violationList() {
 		t.Errorf("invariant violated: %s", v)
 	}
-	cycles := countCycles(t, logDir)
+	cycles := countCycles(logDir)
 	commits := countLines(t, wout.Name())
 	t.Logf("soak: %d kills %v, %d cycles finished, %d delta-rs commits, %d updates seen, %d polls",
 		kills, fired, cycles, commits, chk.updates.Load(), chk.polls.Load())
@@ -356,7 +356,7 @@ log:
 }
 
 // countCycles counts "cycle finished" log lines in the daemons' logs.
-func countCycles(t *testing.T, dir string) int {
+func countCycles(dir string) int {
 	n := 0
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasPrefix(d.Name(), "run-") {

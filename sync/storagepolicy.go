@@ -253,7 +253,7 @@ func parsePattern(raw string) (locationPattern, error) {
 		p = rest
 	} else {
 		if !strings.HasPrefix(rest, "//") {
-			return locationPattern{}, fmt.Errorf("want %s://bucket/...", scheme)
+			return locationPattern{}, fmt.Errorf("want %s://bucket/<path>", scheme)
 		}
 		lp.bucket, p, _ = strings.Cut(rest[2:], "/")
 		lp.bucket = strings.ToLower(lp.bucket)
@@ -353,9 +353,9 @@ func (p *StoragePolicy) Resolve(raw string) (StorageLocation, string, error) {
 	u := url.URL{Scheme: l.Scheme, Host: l.Bucket, Path: l.Path}
 	switch l.Scheme {
 	case "file":
-		real, err := filepath.EvalSymlinks(filepath.FromSlash(l.Path))
+		resolved, err := filepath.EvalSymlinks(filepath.FromSlash(l.Path))
 		if err == nil {
-			rl := StorageLocation{Scheme: "file", Path: filepath.ToSlash(real)}
+			rl := StorageLocation{Scheme: "file", Path: filepath.ToSlash(resolved)}
 			if !p.allows(rl) {
 				return StorageLocation{}, "", &LocationError{Location: l.String(), Reason: "a symlink leads outside storage.allowed_locations"}
 			}

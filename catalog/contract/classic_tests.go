@@ -110,8 +110,8 @@ func (h *harness) testPaging(t *testing.T) {
 	for _, n := range names {
 		h.createExternal(t, schema, n)
 	}
-	list := func(max int, token string) ([]string, string, bool) {
-		q := fmt.Sprintf("/tables?catalog_name=%s&schema_name=%s&max_results=%d", h.catalog, schema, max)
+	list := func(limit int, token string) ([]string, string, bool) {
+		q := fmt.Sprintf("/tables?catalog_name=%s&schema_name=%s&max_results=%d", h.catalog, schema, limit)
 		if token != "" {
 			q += "&page_token=" + token
 		}

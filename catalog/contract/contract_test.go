@@ -6,10 +6,11 @@ import (
 	"testing"
 
 	"github.com/deltasync/deltasync/catalog/uctest"
+	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 )
 
 func TestContractUCTest(t *testing.T) {
-	srv := uctest.NewServer()
+	srv := spectest.NewServer()
 	defer srv.Close()
 	Run(t, srv.URL(), WithViolationHeader(uctest.ExpectViolationHeader))
 	if v := srv.Violations(); len(v) > 0 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/deltasync/deltasync/catalog/uctest"
+	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 )
 
 // probe is one raw request sent to both servers. Placeholders: {c} catalog,
@@ -33,7 +34,7 @@ func TestDifferential(t *testing.T) {
 		}
 		t.Skip("DELTASYNC_UC_URL is not set; nothing to compare uctest with")
 	}
-	srv := uctest.NewServer()
+	srv := spectest.NewServer()
 	defer srv.Close()
 	envs := []*diffEnv{newDiffEnv(t, url, os.Getenv("DELTASYNC_UC_TOKEN")), newDiffEnv(t, srv.URL(), "")}
 	for _, p := range diffProbes() {

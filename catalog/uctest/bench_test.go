@@ -1,21 +1,24 @@
-package uctest
+package uctest_test
 
-import "testing"
+import (
+	"github.com/deltasync/deltasync/catalog/uctest/spectest"
+	"testing"
+)
 
 func BenchmarkLoadSpec(b *testing.B) {
-	dir, err := DefaultSpecDir()
+	dir, err := spectest.DefaultSpecDir()
 	if err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := LoadSpec(dir); err != nil {
+		if _, err := spectest.LoadSpec(dir); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 func BenchmarkUpdateValidated(b *testing.B) {
-	s := NewServer()
+	s := spectest.NewServer()
 	defer s.Close()
 	s.AddSchema("c", "s")
 	tables := s.URL() + "/delta/v1/catalogs/c/schemas/s/tables"

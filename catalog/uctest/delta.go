@@ -26,7 +26,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET "+deltaBase+"/staging-tables/{table_id}/credentials", s.handleStagingCredentials)
 	s.classicRoutes()
 	// No handler (e.g. the advertised GET /v1/temporary-path-credentials).
-	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { writeNoRoute(w, http.StatusNotFound) })
+	m.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { writeNoRoute(w, http.StatusNotFound) })
 }
 
 // deltaEndpoints is what the server advertises: the 11 of the spec's example

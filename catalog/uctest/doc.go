@@ -10,16 +10,20 @@
 // Invariants:
 //   - It never imports package catalog: it has its own wire structs, so a bug
 //     in the client cannot hide behind the same bug in the server.
-//   - Unless WithoutSpecValidation is given, every request and response is
-//     validated against the API definitions (delta.yaml, all.yaml) with
-//     kin-openapi. A request the definitions forbid is answered 400 and
-//     recorded; so is what kin-openapi cannot see but the server rejects:
+//   - Tests start it with spectest.NewForTest or spectest.NewServer (package
+//     catalog/uctest/spectest), which validate every request and response
+//     against the API definitions (delta.yaml, all.yaml) with kin-openapi
+//     unless WithoutSpecValidation is given. uctest.NewServer alone validates
+//     nothing (no WithValidator): the demo in the deltasync binary uses it,
+//     and the binary links neither kin-openapi nor testing. A request the
+//     definitions forbid is answered 400 and recorded; so is what
+//     kin-openapi cannot see but the server rejects:
 //     unknown requirement types and update actions, a missing or malformed
 //     uuid, and unknown fields anywhere in a Delta API body (the server
 //     parses those strictly; the classic API ignores unknown fields). A
 //     response that breaks the definitions is recorded too (a test-server
-//     bug). Violations() must be empty at the end of a test (NewForTest
-//     checks it in t.Cleanup).
+//     bug). Violations() must be empty at the end of a test
+//     (spectest.NewForTest checks it in t.Cleanup).
 //   - Etags are opaque: "uct." + base64url(sequence number). They roll on
 //     every metadata action listed in §4.4 even when nothing changes, and not
 //     on data-only add-commit / set-latest-backfilled-version.
@@ -27,7 +31,7 @@
 //
 // Typical use in a test:
 //
-//	srv := uctest.NewForTest(t)          // closed and checked in t.Cleanup
+//	srv := spectest.NewForTest(t)        // closed and checked in t.Cleanup
 //	srv.AddSchema("main", "sales")
 //	client, _ := catalog.New(srv.URL(), catalog.Options{})
 //	... create tables through the Delta API, run the code under test ...
@@ -36,7 +40,7 @@
 //
 // Loading the API definitions costs tens of milliseconds (more under -race);
 // a package that starts many servers loads them once in TestMain with
-// LoadSpec and passes WithSpec(spec) to each server.
+// spectest.LoadSpec and passes spectest.WithSpec(spec) to each server.
 //
 // Where the spec and the real server disagree (§10) the server's behaviour is
 // the default; WithReplayConflict, WithFirstCommitV1 and WithClusteringKey

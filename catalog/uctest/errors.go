@@ -52,20 +52,20 @@ func unsupportedFormat(full string) *apiError {
 
 // typeForStatus picks a Delta error type for an injected failure.
 func typeForStatus(status int) string {
-	switch {
-	case status == 400:
+	switch status {
+	case 400:
 		return "InvalidParameterValueException"
-	case status == 401:
+	case 401:
 		return "NotAuthorizedException"
-	case status == 403:
+	case 403:
 		return "PermissionDeniedException"
-	case status == 404:
+	case 404:
 		return "NotFoundException"
-	case status == 409:
+	case 409:
 		return "UpdateRequirementConflictException"
-	case status == 429:
+	case 429:
 		return "TooManyRequestsException"
-	case status == 501:
+	case 501:
 		return "NotImplementedException"
 	default:
 		return "InternalServerErrorException"

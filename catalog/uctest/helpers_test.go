@@ -1,8 +1,9 @@
-package uctest
+package uctest_test
 
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/deltasync/deltasync/catalog/uctest"
 	"io"
 	"net/http"
 	"strings"
@@ -106,12 +107,12 @@ func setProps(kv ...string) map[string]any {
 
 // fixture is a server with catalog c, schema s and an EXTERNAL table t.
 type fixture struct {
-	srv        *Server
+	srv        *uctest.Server
 	tables     string // .../delta/v1/catalogs/c/schemas/s/tables
 	uuid, etag string
 }
 
-func newFixture(t *testing.T, opts ...Option) *fixture {
+func newFixture(t *testing.T, opts ...uctest.Option) *fixture {
 	t.Helper()
 	s := newTestServer(t, opts...)
 	s.AddSchema("c", "s")
@@ -122,13 +123,4 @@ func newFixture(t *testing.T, opts ...Option) *fixture {
 	}
 	f.uuid, f.etag = r.md()["table-uuid"].(string), r.md()["etag"].(string)
 	return f
-}
-
-func mustJSON(t testing.TB, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

@@ -1,7 +1,8 @@
-package uctest
+package uctest_test
 
 import (
 	"fmt"
+	"github.com/deltasync/deltasync/catalog/uctest"
 	"strings"
 	"sync"
 	"testing"
@@ -36,7 +37,7 @@ func TestBeforeUpdateForcesConflict(t *testing.T) {
 	var calls []string
 	f.srv.BeforeUpdate(func(name string) {
 		calls = append(calls, name)
-		if err := f.srv.MutateTable(name, func(tb *Table) { tb.Properties["changed"] = "elsewhere" }); err != nil {
+		if err := f.srv.MutateTable(name, func(tb *uctest.Table) { tb.Properties["changed"] = "elsewhere" }); err != nil {
 			t.Error(err)
 		}
 	})
@@ -52,7 +53,7 @@ func TestBeforeUpdateForcesConflict(t *testing.T) {
 	if tb.Properties["changed"] != "elsewhere" || tb.Properties["a"] != "1" {
 		t.Errorf("stored properties %v", tb.Properties)
 	}
-	if err := f.srv.MutateTable("c.s.nope", func(*Table) {}); err == nil {
+	if err := f.srv.MutateTable("c.s.nope", func(*uctest.Table) {}); err == nil {
 		t.Errorf("MutateTable of a missing table: no error")
 	}
 }
@@ -107,9 +108,9 @@ func TestEtagRules(t *testing.T) {
 func TestClusteringKeyOption(t *testing.T) {
 	for _, key := range []string{"clusteringColumns", "delta.clusteringColumns"} {
 		t.Run(key, func(t *testing.T) {
-			var opts []Option
+			var opts []uctest.Option
 			if key != "clusteringColumns" {
-				opts = append(opts, WithClusteringKey(key))
+				opts = append(opts, uctest.WithClusteringKey(key))
 			}
 			f := newFixture(t, opts...)
 			r := do(t, "POST", f.tables+"/t", upd(f.uuid, "", map[string]any{"action": "set-domain-metadata",

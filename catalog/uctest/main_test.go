@@ -1,18 +1,20 @@
-package uctest
+package uctest_test
 
 import (
 	"fmt"
+	"github.com/deltasync/deltasync/catalog/uctest"
+	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"os"
 	"testing"
 )
 
 // testSpec is loaded once for the whole test binary (see newTestServer).
-var testSpec *Spec
+var testSpec *spectest.Spec
 
 func TestMain(m *testing.M) {
-	dir, err := DefaultSpecDir()
+	dir, err := spectest.DefaultSpecDir()
 	if err == nil {
-		testSpec, err = LoadSpec(dir)
+		testSpec, err = spectest.LoadSpec(dir)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -23,7 +25,7 @@ func TestMain(m *testing.M) {
 
 // newTestServer is NewForTest sharing the spec loaded in TestMain, the way
 // other packages' tests should use uctest when they start many servers.
-func newTestServer(t testing.TB, opts ...Option) *Server {
+func newTestServer(t testing.TB, opts ...uctest.Option) *uctest.Server {
 	t.Helper()
-	return NewForTest(t, append([]Option{WithSpec(testSpec)}, opts...)...)
+	return spectest.NewForTest(t, append([]uctest.Option{spectest.WithSpec(testSpec)}, opts...)...)
 }

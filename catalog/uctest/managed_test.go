@@ -1,13 +1,14 @@
-package uctest
+package uctest_test
 
 import (
 	"fmt"
+	"github.com/deltasync/deltasync/catalog/uctest"
 	"strings"
 	"testing"
 )
 
 // newManaged creates a MANAGED table m through staging-tables + createTable.
-func newManaged(t *testing.T, opts ...Option) (*Server, string, string, string) {
+func newManaged(t *testing.T, opts ...uctest.Option) (*uctest.Server, string, string, string) {
 	t.Helper()
 	s := newTestServer(t, opts...)
 	s.AddSchema("c", "s")
@@ -137,7 +138,7 @@ func TestManagedCommitLimit(t *testing.T) {
 
 func TestManagedOptions(t *testing.T) {
 	t.Run("replay conflict", func(t *testing.T) {
-		_, path, id, _ := newManaged(t, WithReplayConflict())
+		_, path, id, _ := newManaged(t, uctest.WithReplayConflict())
 		do(t, "POST", path, upd(id, "", commit(1, "v1.json")))
 		do(t, "POST", path, upd(id, "", commit(2, "v2.json")))
 		if r := do(t, "POST", path, upd(id, "", commit(2, "v2.json"))); r.status != 409 {
@@ -145,7 +146,7 @@ func TestManagedOptions(t *testing.T) {
 		}
 	})
 	t.Run("first commit v1", func(t *testing.T) {
-		_, path, id, _ := newManaged(t, WithFirstCommitV1())
+		_, path, id, _ := newManaged(t, uctest.WithFirstCommitV1())
 		if r := do(t, "POST", path, upd(id, "", commit(4, "v4.json"))); r.status != 400 {
 			t.Errorf("first commit v4 with WithFirstCommitV1: %d %s", r.status, r.body)
 		}

@@ -2,9 +2,11 @@ package uctest
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,13 +18,16 @@ import (
 	"time"
 )
 
-// Server is the in-memory Unity Catalog. Create it with NewServer (or
-// NewForTest), point clients at URL(), Close it when done.
+// basePath is where both APIs live.
+const basePath = "/api/2.1/unity-catalog"
+
+// Server is the in-memory Unity Catalog. Create it with NewServer (or, in
+// tests, spectest.NewForTest), point clients at URL(), Close it when done.
 type Server struct {
-	http *httptest.Server
-	mux  *http.ServeMux
-	spec *Spec
-	cfg  config
+	http      *httptest.Server
+	mux       *http.ServeMux
+	validator Validator
+	cfg       config
 
 	mu           sync.Mutex
 	catalogs     map[string]*catalogEntry
@@ -74,9 +79,7 @@ type RecordedRequest struct {
 const ExpectViolationHeader = "Uctest-Expect-Violation"
 
 type config struct {
-	specDir        string
-	spec           *Spec
-	validate       bool
+	validator      func() (Validator, error)
 	clusteringKey  string
 	replayConflict bool
 	firstCommitV1  bool
@@ -87,16 +90,44 @@ type config struct {
 // Option configures a Server.
 type Option func(*config)
 
-// WithSpecDir validates against the API definitions in dir instead of the
-// default ../shared/spec beside the module root.
-func WithSpecDir(dir string) Option { return func(c *config) { c.specDir, c.validate = dir, true } }
+// Validator checks requests and responses against API definitions. The
+// server calls it for every request, before failure injection and the
+// handlers. Package spectest implements it with the OpenAPI definitions;
+// this package does not, so that programs (the demo) linking the server do
+// not link an OpenAPI validator.
+type Validator interface {
+	// ValidateRequest checks r, whose body is body. A *NoRouteError means
+	// the definitions have no such path or method; any other error is a
+	// request the definitions forbid (answered 400). check, when not nil,
+	// is then called with the response the handlers produced.
+	ValidateRequest(r *http.Request, body []byte) (check ResponseCheck, err error)
+}
 
-// WithSpec validates against an already loaded Spec (see LoadSpec).
-func WithSpec(s *Spec) Option { return func(c *config) { c.spec, c.validate = s, true } }
+// ResponseCheck validates the response to one request.
+type ResponseCheck func(ctx context.Context, status int, header http.Header, body []byte) error
 
-// WithoutSpecValidation turns request/response validation off, e.g. for the
-// demo binary, which must run from a clean clone without ../shared.
-func WithoutSpecValidation() Option { return func(c *config) { c.validate = false } }
+// NoRouteError is a request to a path or method the definitions do not
+// have; it is answered with Status (404 or 405).
+type NoRouteError struct {
+	Status int
+	Err    error
+}
+
+func (e *NoRouteError) Error() string { return e.Err.Error() }
+
+func (e *NoRouteError) Unwrap() error { return e.Err }
+
+// WithValidator validates every request and response with the Validator
+// load returns; NewServer calls load once and panics if it fails. The last
+// WithValidator or WithoutSpecValidation given wins. Without either the
+// server validates nothing.
+func WithValidator(load func() (Validator, error)) Option {
+	return func(c *config) { c.validator = load }
+}
+
+// WithoutSpecValidation turns request/response validation off (it undoes an
+// earlier WithValidator, e.g. the default one spectest.NewServer adds).
+func WithoutSpecValidation() Option { return func(c *config) { c.validator = nil } }
 
 // WithClusteringKey sets the property key the delta.clustering domain is
 // projected to. Default "clusteringColumns" (what the server stores); the
@@ -118,32 +149,21 @@ func WithManagedStorageRoot(url string) Option {
 	return func(c *config) { c.managedRoot = strings.TrimRight(url, "/") }
 }
 
-// NewServer starts a server on 127.0.0.1. With spec validation on (the
-// default) it panics when the API definitions cannot be loaded: pass
-// WithSpecDir or WithoutSpecValidation.
+// NewServer starts a server on 127.0.0.1. It validates requests only when
+// given WithValidator (spectest.NewServer does that by default); it panics
+// when the validator cannot be loaded.
 func NewServer(opts ...Option) *Server {
-	cfg := config{validate: true, clusteringKey: "clusteringColumns", managedRoot: "file:///uctest-managed", now: time.Now}
+	cfg := config{clusteringKey: "clusteringColumns", managedRoot: "file:///uctest-managed", now: time.Now}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	s := &Server{cfg: cfg, catalogs: map[string]*catalogEntry{}, staging: map[string]*stagingEntry{}}
-	if cfg.validate {
-		s.spec = cfg.spec
-		if s.spec == nil {
-			dir := cfg.specDir
-			if dir == "" {
-				d, err := DefaultSpecDir()
-				if err != nil {
-					panic(fmt.Sprintf("%v (or use uctest.WithoutSpecValidation())", err))
-				}
-				dir = d
-			}
-			sp, err := LoadSpec(dir)
-			if err != nil {
-				panic(err.Error())
-			}
-			s.spec = sp
+	if cfg.validator != nil {
+		v, err := cfg.validator()
+		if err != nil {
+			panic(err.Error())
 		}
+		s.validator = v
 	}
 	s.mux = http.NewServeMux()
 	s.routes()
@@ -379,13 +399,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	var v *validation
-	if s.spec != nil {
+	var check ResponseCheck
+	if s.validator != nil {
 		var err error
-		v, err = s.spec.validateRequest(r, body)
-		if nr, ok := err.(*errNoRoute); ok {
+		check, err = s.validator.ValidateRequest(r, body)
+		var nr *NoRouteError
+		if errors.As(err, &nr) {
 			s.recordViolation(r, "request: "+nr.Error())
-			writeNoRoute(w, nr.status)
+			writeNoRoute(w, nr.Status)
 			return
 		}
 		if err != nil {
@@ -404,8 +425,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(rec, r)
 	res := rec.Result()
 	out := rec.Body.Bytes()
-	if v != nil {
-		if err := v.validateResponse(r.Context(), res.StatusCode, res.Header, out); err != nil {
+	if check != nil {
+		if err := check(r.Context(), res.StatusCode, res.Header, out); err != nil {
 			s.recordViolation(nil, fmt.Sprintf("response %d to %s %s violates the API definition (uctest bug): %v", res.StatusCode, r.Method, r.URL.Path, err))
 		}
 	}

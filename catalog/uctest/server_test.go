@@ -1,4 +1,4 @@
-package uctest
+package uctest_test
 
 import (
 	"strings"

@@ -1,6 +1,8 @@
-package uctest
+package uctest_test
 
 import (
+	"github.com/deltasync/deltasync/catalog/uctest"
+	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"strings"
 	"testing"
 )
@@ -48,7 +50,7 @@ func TestSpecViolationsAreRejectedAndRecorded(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
-			r := do(t, c.method, f.srv.URL()+c.path, c.body, ExpectViolationHeader, "1")
+			r := do(t, c.method, f.srv.URL()+c.path, c.body, uctest.ExpectViolationHeader, "1")
 			if r.status != c.status {
 				t.Errorf("status %d, want %d: %s", r.status, c.status, r.body)
 			}
@@ -61,7 +63,7 @@ func TestSpecViolationsAreRejectedAndRecorded(t *testing.T) {
 }
 
 func TestViolationsWithoutHeader(t *testing.T) {
-	s := NewServer(WithSpec(testSpec))
+	s := uctest.NewServer(spectest.WithSpec(testSpec))
 	defer s.Close()
 	r := do(t, "POST", s.URL()+"/catalogs", map[string]any{"comment": "no name"})
 	if r.status != 400 || r.json["error_code"] != "INVALID_ARGUMENT" {
@@ -73,7 +75,7 @@ func TestViolationsWithoutHeader(t *testing.T) {
 }
 
 func TestWithoutSpecValidation(t *testing.T) {
-	s := NewServer(WithoutSpecValidation())
+	s := uctest.NewServer(uctest.WithoutSpecValidation())
 	defer s.Close()
 	s.AddCatalog("c")
 	r := do(t, "GET", s.URL()+"/delta/v1/config?catalog=c", nil)
@@ -88,18 +90,18 @@ func TestWithoutSpecValidation(t *testing.T) {
 // TestWithSpecDir validates against definitions found in a given folder:
 // the same request that passes unchecked above is a violation here.
 func TestWithSpecDir(t *testing.T) {
-	dir, err := DefaultSpecDir()
+	dir, err := spectest.DefaultSpecDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewServer(WithSpecDir(dir))
+	s := uctest.NewServer(spectest.WithSpecDir(dir))
 	defer s.Close()
 	s.AddCatalog("c")
 	r := do(t, "GET", s.URL()+"/delta/v1/config?catalog=c", nil)
 	if r.status != 400 || len(s.Violations()) == 0 {
 		t.Errorf("config without the required protocol-versions: %d %s, violations %q", r.status, r.body, s.Violations())
 	}
-	if _, err := LoadSpec(t.TempDir()); err == nil {
+	if _, err := spectest.LoadSpec(t.TempDir()); err == nil {
 		t.Error("LoadSpec of a folder without the definitions succeeded")
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newCheckConfigCommand) }
-
 // newCheckConfigCommand validates the configuration and prints the
 // effective result (secrets redacted); every problem is reported at once.
 func newCheckConfigCommand(c *cli) *cobra.Command {

@@ -162,114 +162,158 @@ func expandStrings(v any, mapping func(string) string) any {
 // validate reports every problem at once.
 func (c *config) validate() error {
 	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-
-	if c.Catalog.URL == "" {
-		bad("catalog.url: required (e.g. https://uc.example.com/api/2.1/unity-catalog)")
-	} else if u, err := url.Parse(c.Catalog.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		bad("catalog.url %q: want an http(s) URL", c.Catalog.URL)
-	} else if !strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/api/2.1/unity-catalog") {
-		bad("catalog.url %q: must end in /api/2.1/unity-catalog", c.Catalog.URL)
-	}
-	auth := 0
-	if c.Catalog.TokenFile != "" {
-		auth++
-		if err := checkSecretFile("catalog.token_file", c.Catalog.TokenFile); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if c.Catalog.TokenEnv != "" {
-		auth++
-	}
-	if o := c.Catalog.OAuth; o != nil {
-		auth++
-		if o.ClientID == "" {
-			bad("catalog.oauth.client_id: required")
-		}
-		if o.ClientSecretFile == "" {
-			bad("catalog.oauth.client_secret_file: required")
-		} else if err := checkSecretFile("catalog.oauth.client_secret_file", o.ClientSecretFile); err != nil {
-			errs = append(errs, err)
-		}
-		if u, err := url.Parse(o.TokenURL); o.TokenURL == "" || err != nil || u.Host == "" {
-			bad("catalog.oauth.token_url %q: want an http(s) URL", o.TokenURL)
-		}
-	}
-	if auth > 1 {
-		bad("catalog: set at most one of token_file, token_env and oauth")
-	}
-	if c.Catalog.CAFile != "" {
-		if _, err := os.Stat(c.Catalog.CAFile); err != nil {
-			bad("catalog.ca_file: %v", err)
-		}
-	}
-	if c.Catalog.Timeout <= 0 {
-		bad("catalog.timeout: must be positive")
-	}
-	if c.Catalog.MaxRPS < 0 {
-		bad("catalog.max_rps %v: must not be negative (0: no limit)", c.Catalog.MaxRPS)
-	}
-	if c.ResyncInterval < 0 {
-		bad("resync_interval: must not be negative (0: every table fully re-read every cycle)")
-	}
-	if c.MaxCycleDuration < 0 {
-		bad("max_cycle_duration: must not be negative (0: /readyz never fails for a long cycle)")
-	}
-	if len(c.Tables) == 0 {
-		bad("tables: at least one rule with an include pattern is required (or pass --include)")
-	}
-	if _, err := sync.NewSelector(c.rules(), nil); err != nil {
-		errs = append(errs, err)
-	}
-	for _, g := range c.IgnoreProperties {
-		if _, err := path.Match(g, ""); err != nil {
-			bad("ignore_properties %q: %v", g, err)
-		}
-	}
-	if c.Credentials != "vended" && c.Credentials != "ambient" {
-		bad("credentials %q: want vended or ambient", c.Credentials)
-	}
-	if _, err := sync.ParseSchedule(c.Schedule); err != nil {
-		errs = append(errs, err)
-	}
-	if c.Jitter < 0 {
-		bad("jitter: must not be negative")
-	}
-	if c.Concurrency < 1 {
-		bad("concurrency %d: must be at least 1", c.Concurrency)
-	}
-	if c.Backoff.Initial <= 0 || c.Backoff.Max < c.Backoff.Initial {
-		bad("backoff: want 0 < initial <= max, got initial %s max %s",
-			time.Duration(c.Backoff.Initial), time.Duration(c.Backoff.Max))
-	}
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		bad("listen %q: %v", c.Listen, err)
-	}
-	if _, err := readGuardToken(c.HTTP.TokenFile); err != nil {
-		bad("%v", err)
-	}
-	for key, v := range map[string]string{"heartbeat_url": c.HeartbeatURL, "pushgateway.url": c.Pushgateway.URL} {
-		if v == "" {
-			continue
-		}
-		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("%s %q: want an http(s) URL", key, redactURL(v))
-		}
-	}
-	if c.Pushgateway.URL != "" && c.Pushgateway.Job == "" {
-		bad("pushgateway.job: required with pushgateway.url")
-	}
+	errs = append(errs, c.Catalog.validate()...)
+	errs = append(errs, c.validateTables()...)
+	errs = append(errs, c.validateCycle()...)
+	errs = append(errs, c.validateHTTP()...)
 	if _, err := sync.ParseShard(c.Shard); err != nil {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.Events.validate()...)
-	if c.Log.Format != "json" && c.Log.Format != "console" {
-		bad("log.format %q: want json or console", c.Log.Format)
-	}
-	if _, err := zapcore.ParseLevel(c.Log.Level); err != nil {
-		bad("log.level %q: want debug, info, warn or error", c.Log.Level)
-	}
+	errs = append(errs, c.Log.validate()...)
 	return errors.Join(errs...)
+}
+
+// problems collects a section's errors; add records one as fmt.Errorf.
+type problems []error
+
+func (p *problems) add(format string, args ...any) { *p = append(*p, fmt.Errorf(format, args...)) }
+
+// addErr records err unless it is nil.
+func (p *problems) addErr(err error) {
+	if err != nil {
+		*p = append(*p, err)
+	}
+}
+
+// validate checks catalog: where it is and how deltasync signs in.
+func (cc *catalogConfig) validate() problems {
+	var p problems
+	if cc.URL == "" {
+		p.add("catalog.url: required (e.g. https://uc.example.com/api/2.1/unity-catalog)")
+	} else if u, err := url.Parse(cc.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		p.add("catalog.url %q: want an http(s) URL", cc.URL)
+	} else if !strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/api/2.1/unity-catalog") {
+		p.add("catalog.url %q: must end in /api/2.1/unity-catalog", cc.URL)
+	}
+	auth := 0
+	if cc.TokenFile != "" {
+		auth++
+		p.addErr(checkSecretFile("catalog.token_file", cc.TokenFile))
+	}
+	if cc.TokenEnv != "" {
+		auth++
+	}
+	if o := cc.OAuth; o != nil {
+		auth++
+		if o.ClientID == "" {
+			p.add("catalog.oauth.client_id: required")
+		}
+		if o.ClientSecretFile == "" {
+			p.add("catalog.oauth.client_secret_file: required")
+		} else {
+			p.addErr(checkSecretFile("catalog.oauth.client_secret_file", o.ClientSecretFile))
+		}
+		if u, err := url.Parse(o.TokenURL); o.TokenURL == "" || err != nil || u.Host == "" {
+			p.add("catalog.oauth.token_url %q: want an http(s) URL", o.TokenURL)
+		}
+	}
+	if auth > 1 {
+		p.add("catalog: set at most one of token_file, token_env and oauth")
+	}
+	if cc.CAFile != "" {
+		if _, err := os.Stat(cc.CAFile); err != nil {
+			p.add("catalog.ca_file: %v", err)
+		}
+	}
+	if cc.Timeout <= 0 {
+		p.add("catalog.timeout: must be positive")
+	}
+	if cc.MaxRPS < 0 {
+		p.add("catalog.max_rps %v: must not be negative (0: no limit)", cc.MaxRPS)
+	}
+	return p
+}
+
+// validateTables checks which tables are read, and how: resync_interval,
+// tables, ignore_properties, credentials.
+func (c *config) validateTables() problems {
+	var p problems
+	if c.ResyncInterval < 0 {
+		p.add("resync_interval: must not be negative (0: every table fully re-read every cycle)")
+	}
+	if len(c.Tables) == 0 {
+		p.add("tables: at least one rule with an include pattern is required (or pass --include)")
+	}
+	_, err := sync.NewSelector(c.rules(), nil)
+	p.addErr(err)
+	for _, g := range c.IgnoreProperties {
+		if _, err := path.Match(g, ""); err != nil {
+			p.add("ignore_properties %q: %v", g, err)
+		}
+	}
+	if c.Credentials != "vended" && c.Credentials != "ambient" {
+		p.add("credentials %q: want vended or ambient", c.Credentials)
+	}
+	return p
+}
+
+// validateCycle checks when and how hard the daemon works: schedule,
+// jitter, concurrency, backoff, max_cycle_duration.
+func (c *config) validateCycle() problems {
+	var p problems
+	_, err := sync.ParseSchedule(c.Schedule)
+	p.addErr(err)
+	if c.MaxCycleDuration < 0 {
+		p.add("max_cycle_duration: must not be negative (0: /readyz never fails for a long cycle)")
+	}
+	if c.Jitter < 0 {
+		p.add("jitter: must not be negative")
+	}
+	if c.Concurrency < 1 {
+		p.add("concurrency %d: must be at least 1", c.Concurrency)
+	}
+	if c.Backoff.Initial <= 0 || c.Backoff.Max < c.Backoff.Initial {
+		p.add("backoff: want 0 < initial <= max, got initial %s max %s",
+			time.Duration(c.Backoff.Initial), time.Duration(c.Backoff.Max))
+	}
+	return p
+}
+
+// validateHTTP checks what the daemon serves and calls: listen, http,
+// heartbeat_url, pushgateway.
+func (c *config) validateHTTP() problems {
+	var p problems
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		p.add("listen %q: %v", c.Listen, err)
+	}
+	if _, err := readGuardToken(c.HTTP.TokenFile); err != nil {
+		p.add("%v", err)
+	}
+	for _, u := range []struct{ key, v string }{{"heartbeat_url", c.HeartbeatURL}, {"pushgateway.url", c.Pushgateway.URL}} {
+		if u.v == "" {
+			continue
+		}
+		if pu, err := url.Parse(u.v); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			p.add("%s %q: want an http(s) URL", u.key, redactURL(u.v))
+		}
+	}
+	if c.Pushgateway.URL != "" && c.Pushgateway.Job == "" {
+		p.add("pushgateway.job: required with pushgateway.url")
+	}
+	return p
+}
+
+// validate checks log.
+func (l logConfig) validate() problems {
+	var p problems
+	if l.Format != "json" && l.Format != "console" {
+		p.add("log.format %q: want json or console", l.Format)
+	}
+	if _, err := zapcore.ParseLevel(l.Level); err != nil {
+		p.add("log.level %q: want debug, info, warn or error", l.Level)
+	}
+	return p
 }
 
 // rules converts the table rules for sync.NewSelector.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 )
 
@@ -195,5 +198,35 @@ func TestDurationYAML(t *testing.T) {
 	}
 	if err := yaml.UnmarshalStrict([]byte("d: 5\n"), &c); err == nil {
 		t.Errorf("bare number accepted as duration")
+	}
+}
+
+// TestEveryFlagReadsItsEnvVar: each flag of the config-reading commands
+// takes DELTASYNC_<NAME> (loadConfig visits the command's flags, so a new
+// flag cannot be forgotten), and DELTASYNC_HELP is not a setting.
+func TestEveryFlagReadsItsEnvVar(t *testing.T) {
+	for _, newCmd := range []func(*cli) *cobra.Command{newRunCommand, newOnceCommand, newPlanCommand, newCheckConfigCommand} {
+		env := map[string]string{"DELTASYNC_HELP": "true"}
+		c := &cli{stderr: io.Discard, env: env}
+		cmd := newCmd(c)
+		cmd.InitDefaultHelpFlag()
+		cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+			v := fl.DefValue
+			if _, ok := fl.Value.(pflag.SliceValue); ok {
+				v = "a.b.c,d.e.f"
+			}
+			if fl.Name != "help" {
+				env[envName(fl.Name)] = v
+			}
+		})
+		_, _ = c.loadConfig(cmd, &syncFlags{}) // the values need not make a valid config
+		cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+			if changed := fl.Changed; changed != (fl.Name != "help") {
+				t.Errorf("%s --%s: set from the environment = %v", cmd.Name(), fl.Name, changed)
+			}
+			if sv, ok := fl.Value.(pflag.SliceValue); ok && len(sv.GetSlice()) != 2 {
+				t.Errorf("%s --%s: %q from a comma-separated env value, want 2 items", cmd.Name(), fl.Name, sv.GetSlice())
+			}
+		})
 	}
 }

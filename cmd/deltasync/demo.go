@@ -19,8 +19,6 @@ import (
 	"github.com/deltasync/deltasync/sync"
 )
 
-func init() { register(newDemoCommand) }
-
 // newDemoCommand runs the whole loop on one machine with no outside service:
 // an in-memory Unity Catalog on loopback, sample Delta tables written to a
 // temporary directory, drift the way real writers make it, then plan, sync,
@@ -58,12 +56,6 @@ func newDemoCommand(c *cli) *cobra.Command {
 	cmd.Flags().BoolVar(&serve, "serve", false, "keep the demo catalog and tables running for deltasync run (Ctrl-C cleans up)")
 	cmd.Flags().DurationVar(&driftEvery, "drift-every", 20*time.Second, "with --serve: how often a writer changes a table again")
 	return cmd
-}
-
-// demoTableSpec describes one sample table and how its writer moves on.
-type demoTableSpec struct {
-	name    catalog.TableName
-	managed bool
 }
 
 // demoEnv is the demo's catalog and sample tables after the writers

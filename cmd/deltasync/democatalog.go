@@ -27,7 +27,7 @@ type demoCatalog struct {
 func openDemoCatalog(ctx context.Context, dir, catalogURL string, keep bool) (*demoCatalog, error) {
 	if catalogURL == "" {
 		managedRoot := "file://" + filepath.ToSlash(filepath.Join(dir, "managed"))
-		srv := uctest.NewServer(uctest.WithoutSpecValidation(), uctest.WithManagedStorageRoot(managedRoot))
+		srv := uctest.NewServer(uctest.WithManagedStorageRoot(managedRoot))
 		srv.AddCatalog("demo")
 		srv.AddSchema("demo", "sales")
 		srv.AddSchema("demo", "ops")

@@ -165,10 +165,11 @@ func startPrometheus(t *testing.T, bin, target string) *promServer {
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-exited:
+		case err := <-exited:
+			t.Logf("prometheus stopped: %v", err)
 		case <-time.After(15 * time.Second):
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
+			t.Logf("prometheus killed: %v", <-exited)
 		}
 	})
 	ok, why := e2ePoll(t.Context(), 30*time.Second, 200*time.Millisecond, func() (bool, string) {

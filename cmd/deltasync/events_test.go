@@ -76,7 +76,7 @@ func TestRunWithEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer topic.Shutdown(ctx0)
+	defer func() { _ = topic.Shutdown(ctx0) }()
 	addr := runFreeAddr(t)
 	ctx, cancel := context.WithCancel(ctx0)
 	defer cancel()

@@ -13,8 +13,6 @@ import (
 	"github.com/deltasync/deltasync/deltalog"
 )
 
-func init() { register(newInspectCmd) }
-
 // newInspectCmd prints what a table's _delta_log says the table is: the
 // snapshot the sync would push to the catalog.
 func newInspectCmd(c *cli) *cobra.Command {
@@ -27,7 +25,7 @@ func newInspectCmd(c *cli) *cobra.Command {
 			"-o json prints the snapshot with protocol and metaData exactly as the log spells them.\n" +
 			"A log deltasync refuses (version gap, unsupported feature, corrupt file) exits 1.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(_ *cobra.Command, args []string) error {
 			if output != "text" && output != "json" {
 				return fmt.Errorf("inspect: -o %q: want text or json", output)
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -27,6 +28,31 @@ func TestImportDirection(t *testing.T) {
 					t.Errorf("%s imports %s", pkg, dep)
 				}
 			}
+		}
+	}
+}
+
+// TestBinaryLinksNoTestCode keeps the daemon small: the demo's in-memory
+// catalog (catalog/uctest) ships in it, but its spec validation
+// (catalog/uctest/spectest: kin-openapi, gorilla/mux) and package testing
+// are for tests only.
+func TestBinaryLinksNoTestCode(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/deltasync: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/deltasync/deltasync/catalog/uctest") {
+		t.Fatalf("the binary no longer links catalog/uctest: is this the right package list?\n%s", out)
+	}
+	for _, dep := range deps {
+		switch {
+		case dep == "testing", strings.HasPrefix(dep, "testing/"),
+			strings.HasPrefix(dep, "github.com/getkin/kin-openapi"),
+			strings.HasPrefix(dep, "github.com/gorilla/mux"),
+			strings.HasPrefix(dep, "github.com/deltasync/deltasync/catalog/uctest/spectest"),
+			strings.HasPrefix(dep, "github.com/deltasync/deltasync/catalog/contract"):
+			t.Errorf("the deltasync binary links %s, which is for tests only", dep)
 		}
 	}
 }

@@ -38,14 +38,6 @@ type cli struct {
 // getenv returns the value of an environment variable given to run.
 func (c *cli) getenv(key string) string { return c.env[key] }
 
-// commandFactory builds one subcommand. Each subcommand's file registers its
-// factory from init, so commands can be added without touching this file.
-type commandFactory func(*cli) *cobra.Command
-
-var factories []commandFactory
-
-func register(f commandFactory) { factories = append(factories, f) }
-
 // exitError carries a process exit code other than 0 or 1 (for example 2,
 // "drift found") out of a command. A plain error means exit 1.
 type exitError struct {
@@ -76,9 +68,14 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int 
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	for _, f := range factories {
-		root.AddCommand(f(c))
-	}
+	root.AddCommand(
+		newRunCommand(c),
+		newOnceCommand(c),
+		newPlanCommand(c),
+		newInspectCmd(c),
+		newCheckConfigCommand(c),
+		newDemoCommand(c),
+	)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0

@@ -11,8 +11,6 @@ import (
 	"github.com/deltasync/deltasync/sync"
 )
 
-func init() { register(newOnceCommand) }
-
 // newOnceCommand runs one cycle: it syncs what it may and flags the rest
 // (the Kubernetes CronJob entry point). Exit 0: all good; 2: drift remains
 // on watch-only tables; 1: any table failed.

@@ -21,7 +21,7 @@ func TestOnceExitCodes(t *testing.T) {
 	var mu stdsync.Mutex
 	var pings int
 	var pushed string
-	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hooks := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch {

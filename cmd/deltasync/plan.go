@@ -4,8 +4,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newPlanCommand) }
-
 // newPlanCommand shows what a sync would change, table by table, and never
 // writes. Exit 0: in sync; 2: drift found; 1: error (Terraform's
 // -detailed-exitcode order).

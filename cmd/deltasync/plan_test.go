@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/deltasync/deltasync/catalog/uctest"
+	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 )
 
 func TestPlanExitCodes(t *testing.T) {
@@ -45,7 +46,7 @@ func TestPlanExitCodes(t *testing.T) {
 		t.Errorf("plan sent %d updates", n)
 	}
 
-	down := uctest.NewServer()
+	down := spectest.NewServer()
 	url := down.URL()
 	down.Close()
 	code, _, errOut = runCLI(t, nil, "plan", "--catalog-url", url, "--include", "cat.s.*", "--log-level", "error")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -15,13 +14,6 @@ import (
 
 	"github.com/deltasync/deltasync/sync"
 )
-
-func init() { register(newRunCommand) }
-
-// statusPage, when set (from another file's init), serves "/" of the
-// daemon: a status page built from the reconciler's Status snapshots.
-// Without it "/" answers the statuses as JSON.
-var statusPage func(status func() []sync.TableStatus) http.Handler
 
 // newRunCommand is the daemon: cycles on a schedule, serves /metrics,
 // /healthz, /readyz and /, and on SIGTERM finishes the table in flight and
@@ -76,14 +68,7 @@ func (a *app) handler() http.Handler {
 		}
 		_, _ = w.Write([]byte("ok\n" + progress + "\n"))
 	})
-	if statusPage != nil {
-		mux.Handle("GET /{$}", statusPage(a.rec.Status))
-	} else {
-		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(a.rec.Status())
-		})
-	}
+	mux.Handle("GET /{$}", newStatusHandler(a.rec.Status))
 	return mux
 }
 

@@ -114,7 +114,7 @@ log:
 		a := r.Header.Get("Authorization")
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
-		io.WriteString(w, `{"error_code":"UNAUTHENTICATED","message":"bad token `+strings.ToLower(a)+` (`+a[7:19]+`)"}`)
+		_, _ = io.WriteString(w, `{"error_code":"UNAUTHENTICATED","message":"bad token `+strings.ToLower(a)+` (`+a[7:19]+`)"}`)
 	}))
 	defer echo.Close()
 	code, out, errOut = runCLI(t, nil, append([]string{"plan", "--catalog-url", echo.URL + "/api/2.1/unity-catalog"}, base...)...)

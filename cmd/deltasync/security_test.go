@@ -71,7 +71,7 @@ func TestCheckConfigSecurityProblems(t *testing.T) {
 // A hanging catalog: plan --timeout stops at the deadline and says so.
 func TestPlanTimeout(t *testing.T) {
 	release := make(chan struct{})
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hang := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		select {
 		case <-release:
 		case <-r.Context().Done():

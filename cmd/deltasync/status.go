@@ -20,10 +20,9 @@ import (
 // with html/template (every value is escaped), has no JavaScript and loads
 // nothing from elsewhere, so a strict Content-Security-Policy applies.
 
-func init() {
-	statusPage = func(status func() []sync.TableStatus) http.Handler {
-		return &statusHandler{status: status, now: time.Now}
-	}
+// newStatusHandler serves the page from status, the reconciler's Status.
+func newStatusHandler(status func() []sync.TableStatus) http.Handler {
+	return &statusHandler{status: status, now: time.Now}
 }
 
 //go:embed templates/status.html

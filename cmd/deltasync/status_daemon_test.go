@@ -17,6 +17,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/uctest"
+	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
 )
@@ -109,7 +110,7 @@ func startDaemon(t *testing.T) *e2eDaemon { t.Helper(); return startDaemonWithTo
 func startDaemonWithToken(t *testing.T, token string) *e2eDaemon {
 	t.Helper()
 	ctx := t.Context()
-	srv := uctest.NewForTest(t)
+	srv := spectest.NewForTest(t)
 	srv.AddSchema("main", "sales")
 	srv.AddSchema("main", "watch")
 	client, err := catalog.New(srv.URL(), catalog.Options{})

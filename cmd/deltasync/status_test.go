@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -259,20 +261,28 @@ func TestStatusPageEmpty(t *testing.T) {
 	}
 }
 
-// TestStatusPageServedByRun checks the hook: init sets statusPage, so the
-// daemon's "/" is the HTML page, not the JSON fallback.
+// TestStatusPageServedByRun checks the daemon's mux: "/" is the HTML page.
 func TestStatusPageServedByRun(t *testing.T) {
-	if statusPage == nil {
-		t.Fatal("statusPage is nil: status.go's init did not set it")
+	client, err := catalog.New("http://127.0.0.1:1/api/2.1/unity-catalog", catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	h := statusPage(statusFixture)
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodHead, "/", nil))
-	if got := rec.Header().Get("Content-Type"); got != "text/html; charset=utf-8" {
+	sel, err := sync.NewSelector([]sync.Rule{{Include: []string{"cat.*.*"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := sync.New(sync.Options{Catalog: client, Selector: sel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := (&app{registry: prometheus.NewRegistry(), rec: rec}).handler()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodHead, "/", nil))
+	if got := w.Header().Get("Content-Type"); got != "text/html; charset=utf-8" {
 		t.Errorf("Content-Type = %q", got)
 	}
-	if rec.Body.Len() != 0 {
-		t.Errorf("HEAD returned a body of %d bytes", rec.Body.Len())
+	if w.Body.Len() != 0 {
+		t.Errorf("HEAD returned a body of %d bytes", w.Body.Len())
 	}
 }
 

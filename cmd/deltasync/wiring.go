@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/push"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -102,27 +103,8 @@ func envName(flag string) string {
 
 // loadConfig builds the effective configuration: defaults < file < env < flags.
 func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
-	var errs []error
 	fs := cmd.Flags()
-	fromEnv := map[string]bool{}
-	for _, name := range []string{"config", "catalog-url", "token-file", "include", "exclude", "mode", "output",
-		"shard", "listen", "schedule", "log-format", "log-level", "credentials", "concurrency", "heartbeat-url", "pushgateway-url", "http-token-file", "allow-empty", "allow-location", "timeout", "events-url"} {
-		fl := fs.Lookup(name)
-		v, ok := c.env[envName(name)]
-		if fl == nil || fl.Changed || !ok {
-			continue
-		}
-		vals := []string{v}
-		if name == "include" || name == "exclude" || name == "allow-location" || name == "events-url" {
-			vals = strings.Split(v, ",")
-		}
-		for _, v := range vals {
-			if err := fs.Set(name, strings.TrimSpace(v)); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", envName(name), err))
-			}
-		}
-		fromEnv[name] = true
-	}
+	fromEnv, errs := c.flagsFromEnv(fs)
 	cfg := defaultConfig()
 	unreadable := false // the file could not be read or parsed: validating defaults adds only noise
 	if f.configFile != "" {
@@ -195,6 +177,30 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 		errs = append(errs, err)
 	}
 	return cfg, errors.Join(errs...)
+}
+
+// flagsFromEnv sets every flag of fs not given on the command line from
+// DELTASYNC_<NAME> (a repeatable flag takes a comma-separated list) and
+// reports which flags it set. help is no setting.
+func (c *cli) flagsFromEnv(fs *pflag.FlagSet) (fromEnv map[string]bool, errs []error) {
+	fromEnv = map[string]bool{}
+	fs.VisitAll(func(fl *pflag.Flag) {
+		v, ok := c.env[envName(fl.Name)]
+		if fl.Name == "help" || fl.Changed || !ok {
+			return
+		}
+		vals := []string{v}
+		if _, repeatable := fl.Value.(pflag.SliceValue); repeatable {
+			vals = strings.Split(v, ",")
+		}
+		for _, v := range vals {
+			if err := fs.Set(fl.Name, strings.TrimSpace(v)); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", envName(fl.Name), err))
+			}
+		}
+		fromEnv[fl.Name] = true
+	})
+	return fromEnv, errs
 }
 
 // newLogger builds the zap logger the config asks for, writing to w.

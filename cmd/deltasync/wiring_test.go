@@ -11,6 +11,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/uctest"
+	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
 )
@@ -26,7 +27,7 @@ type testCatalog struct {
 
 func newTestCatalog(t *testing.T) *testCatalog {
 	t.Helper()
-	srv := uctest.NewForTest(t)
+	srv := spectest.NewForTest(t)
 	srv.AddCatalog("cat")
 	srv.AddSchema("cat", "s")
 	c, err := catalog.New(srv.URL(), catalog.Options{})

@@ -1,4 +1,11 @@
-package uctest
+// Package spectest checks the in-memory Unity Catalog of package uctest
+// against the API definitions (delta.yaml, all.yaml in ../shared/spec) with
+// kin-openapi, and gives tests a server that does so by default.
+//
+// It is its own package so that only tests link kin-openapi and testing:
+// the demo in the deltasync binary starts uctest.NewServer, which validates
+// nothing. See package uctest for what is validated and how.
+package spectest
 
 import (
 	"bytes"
@@ -16,14 +23,16 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"github.com/deltasync/deltasync/catalog/uctest"
 )
 
 // basePath is where both APIs live.
 const basePath = "/api/2.1/unity-catalog"
 
-// Spec holds the two API definitions, loaded and ready to validate. Load it
-// once with LoadSpec and share it between servers (WithSpec) when a test
-// binary starts many servers.
+// Spec holds the two API definitions, loaded and ready to validate; it is a
+// uctest.Validator. Load it once with LoadSpec and share it between servers
+// (WithSpec) when a test binary starts many servers.
 type Spec struct {
 	delta, classic *specDoc
 }
@@ -61,16 +70,16 @@ func LoadSpec(dir string) (*Spec, error) {
 func loadSpecDoc(path string) (*specDoc, error) {
 	doc, err := openapi3.NewLoader().LoadFromFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("uctest: load API definition %s: %w", path, err)
+		return nil, fmt.Errorf("spectest: load API definition %s: %w", path, err)
 	}
 	ctx := context.Background()
 	if err := doc.Validate(ctx, openapi3.DisableExamplesValidation(), openapi3.DisableSchemaDefaultsValidation()); err != nil {
-		return nil, fmt.Errorf("uctest: API definition %s is invalid: %w", path, err)
+		return nil, fmt.Errorf("spectest: API definition %s is invalid: %w", path, err)
 	}
 	doc.Servers = openapi3.Servers{{URL: basePath}}
 	r, err := gorillamux.NewRouter(doc)
 	if err != nil {
-		return nil, fmt.Errorf("uctest: route API definition %s: %w", path, err)
+		return nil, fmt.Errorf("spectest: route API definition %s: %w", path, err)
 	}
 	return &specDoc{doc: doc, router: r}, nil
 }
@@ -86,13 +95,13 @@ func DefaultSpecDir() (string, error) {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			spec := filepath.Join(dir, "..", "shared", "spec")
 			if _, err := os.Stat(filepath.Join(spec, "delta.yaml")); err != nil {
-				return "", fmt.Errorf("uctest: no API definitions at %s (module root %s): %w", spec, dir, err)
+				return "", fmt.Errorf("spectest: no API definitions at %s (module root %s): %w", spec, dir, err)
 			}
 			return spec, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("uctest: no go.mod above the working directory; pass WithSpecDir")
+			return "", errors.New("spectest: no go.mod above the working directory; pass WithSpecDir")
 		}
 		dir = parent
 	}
@@ -113,16 +122,16 @@ func validateOptions() *openapi3filter.Options {
 	}
 }
 
-// errNoRoute marks requests to paths or methods the definitions do not have.
-type errNoRoute struct {
-	status int
-	err    error
+// ValidateRequest checks r (whose body is body) against the definition its
+// path belongs to; the check it returns validates the response.
+func (s *Spec) ValidateRequest(r *http.Request, body []byte) (uctest.ResponseCheck, error) {
+	v, err := s.validateRequest(r, body)
+	if v == nil {
+		return nil, err
+	}
+	return v.validateResponse, err
 }
 
-func (e *errNoRoute) Error() string { return e.err.Error() }
-
-// validateRequest checks r (whose body is body) against the definition its
-// path belongs to.
 func (s *Spec) validateRequest(r *http.Request, body []byte) (*validation, error) {
 	d := s.classic
 	if strings.HasPrefix(r.URL.Path, basePath+"/delta/v1/") {
@@ -139,7 +148,7 @@ func (s *Spec) validateRequest(r *http.Request, body []byte) (*validation, error
 		if errors.Is(err, routers.ErrMethodNotAllowed) {
 			status = http.StatusMethodNotAllowed
 		}
-		return nil, &errNoRoute{status: status, err: fmt.Errorf("%s %s is not in the API definition: %w", r.Method, r.URL.Path, err)}
+		return nil, &uctest.NoRouteError{Status: status, Err: fmt.Errorf("%s %s is not in the API definition: %w", r.Method, r.URL.Path, err)}
 	}
 	in := &openapi3filter.RequestValidationInput{Request: rr, PathParams: params, Route: route, Options: validateOptions()}
 	if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {

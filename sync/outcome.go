@@ -13,6 +13,7 @@ import (
 // Outcome is what a reconcile did to one table.
 type Outcome string
 
+// The outcomes of a reconcile.
 const (
 	OutcomeUnchanged Outcome = "unchanged" // in sync, nothing sent
 	OutcomeSynced    Outcome = "synced"    // one update sent and confirmed
@@ -23,6 +24,7 @@ const (
 // Status is a table's sync status after a reconcile.
 type Status string
 
+// The sync statuses.
 const (
 	StatusSynced    Status = "Synced"
 	StatusOutOfSync Status = "OutOfSync"
@@ -32,6 +34,7 @@ const (
 // ErrorReason classifies a failure for deltasync_errors_total.
 type ErrorReason string
 
+// The error reasons.
 const (
 	ReasonCatalog     ErrorReason = "catalog"
 	ReasonStorage     ErrorReason = "storage"
@@ -40,7 +43,7 @@ const (
 	ReasonUnsupported ErrorReason = "unsupported"
 	ReasonConfig      ErrorReason = "config"
 	ReasonInternal    ErrorReason = "internal"
-	// ReasonLocation: the storage policy refuses the table's location.
+	// ReasonLocation is a location the storage policy refuses.
 	ReasonLocation ErrorReason = "location"
 )
 

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -198,6 +199,11 @@ func TestSidecar(t *testing.T) {
 		t.Errorf("the app's containers must be left alone, got %d", len(p.Containers))
 	}
 	checkDaemonContainer(t, c)
+	// The app's readiness includes the sidecar's: a long cycle (slow
+	// catalog) must not fail it.
+	if !slices.Contains(c.Args, "--max-cycle-duration=0s") {
+		t.Errorf("sidecar args = %q, want --max-cycle-duration=0s", c.Args)
+	}
 }
 
 // checkDaemonContainer: `run` with probes on /healthz and /readyz and a port

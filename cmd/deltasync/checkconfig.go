@@ -32,7 +32,7 @@ func newCheckConfigCommand(c *cli) *cobra.Command {
 			return nil
 		},
 	}
-	addSyncFlags(cmd, &f, "listen", "schedule", "http-token-file", "heartbeat-url", "pushgateway-url", "events-url")
+	addSyncFlags(cmd, &f, "listen", "schedule", "http-token-file", "heartbeat-url", "pushgateway-url", "events-url", "max-cycle-duration")
 	return cmd
 }
 

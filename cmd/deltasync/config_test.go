@@ -230,3 +230,26 @@ func TestEveryFlagReadsItsEnvVar(t *testing.T) {
 		})
 	}
 }
+
+// --max-cycle-duration (and DELTASYNC_MAX_CYCLE_DURATION) override the
+// config file's max_cycle_duration; the sidecar passes 0s.
+func TestMaxCycleDurationFlag(t *testing.T) {
+	cfg := writeFile(t, t.TempDir(), "c.yaml", "catalog: {url: \"http://c/api/2.1/unity-catalog\"}\ntables: [{include: [\"a.*.*\"]}]\nmax_cycle_duration: 5m\n")
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{nil, nil, "max_cycle_duration: 5m0s"},
+		{[]string{"--max-cycle-duration", "0s"}, nil, "max_cycle_duration: 0s"},
+		{nil, map[string]string{"DELTASYNC_MAX_CYCLE_DURATION": "90s"}, "max_cycle_duration: 1m30s"},
+	} {
+		code, out, errOut := runCLI(t, tc.env, append([]string{"check-config", "--config", cfg}, tc.args...)...)
+		if code != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("%q %v: exit %d, want %q in\n%s%s", tc.args, tc.env, code, tc.want, out, errOut)
+		}
+	}
+	if code, _, errOut := runCLI(t, nil, "check-config", "--config", cfg, "--max-cycle-duration", "-1s"); code != 1 || !strings.Contains(errOut, "max_cycle_duration") {
+		t.Errorf("negative: exit %d\n%s", code, errOut)
+	}
+}

@@ -81,10 +81,10 @@ func TestHelpListsOnlyFlagsTheCommandUses(t *testing.T) {
 		has, not []string
 	}{
 		{"plan", []string{"--include", "--output", "--allow-empty", "--timeout", "--allow-location"},
-			[]string{"--listen", "--schedule", "--http-token-file", "--heartbeat-url", "--pushgateway-url"}},
+			[]string{"--max-cycle-duration", "--listen", "--schedule", "--http-token-file", "--heartbeat-url", "--pushgateway-url"}},
 		{"once", []string{"--output", "--allow-empty", "--timeout", "--heartbeat-url", "--pushgateway-url"},
 			[]string{"--listen", "--schedule", "--http-token-file"}},
-		{"run", []string{"--listen", "--schedule", "--http-token-file", "--heartbeat-url"},
+		{"run", []string{"--listen", "--schedule", "--http-token-file", "--heartbeat-url", "--max-cycle-duration"},
 			[]string{"--output", "--pushgateway-url", "--allow-empty", "--timeout"}},
 		{"check-config", []string{"--listen", "--schedule"}, []string{"--output", "--allow-empty"}},
 		{"inspect", []string{"--output"}, []string{"--catalog-url", "--listen"}},

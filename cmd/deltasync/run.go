@@ -38,7 +38,7 @@ func newRunCommand(c *cli) *cobra.Command {
 			return a.serve(cmd.Context(), nil)
 		},
 	}
-	addSyncFlags(cmd, &f, "listen", "schedule", "http-token-file", "heartbeat-url", "events-url")
+	addSyncFlags(cmd, &f, "listen", "schedule", "http-token-file", "heartbeat-url", "events-url", "max-cycle-duration")
 	return cmd
 }
 

@@ -48,6 +48,7 @@ type syncFlags struct {
 	allowEmpty     bool
 	allowLocations []string
 	timeout        time.Duration
+	maxCycle       time.Duration
 	eventsURL      []string
 }
 
@@ -83,6 +84,8 @@ func addSyncFlags(cmd *cobra.Command, f *syncFlags, extras ...string) {
 			fs.StringVar(&f.httpTokenFile, "http-token-file", "", "file holding the bearer token required on /metrics and / (/healthz and /readyz stay open)")
 		case "heartbeat-url":
 			fs.StringVar(&f.heartbeatURL, "heartbeat-url", "", "URL pinged (GET) after every successful cycle")
+		case "max-cycle-duration":
+			fs.DurationVar(&f.maxCycle, "max-cycle-duration", 0, "/readyz answers 503 while a cycle runs longer than this (0: never; default 30m from the config)")
 		case "timeout":
 			fs.DurationVar(&f.timeout, "timeout", 0, "overall deadline of the command (0: none); tables not reached in time are left for the next run")
 		case "events-url":
@@ -155,6 +158,9 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 	set("heartbeat-url", &cfg.HeartbeatURL, f.heartbeatURL)
 	set("http-token-file", &cfg.HTTP.TokenFile, f.httpTokenFile)
 	set("pushgateway-url", &cfg.Pushgateway.URL, f.pushgatewayURL)
+	if changed("max-cycle-duration") {
+		cfg.MaxCycleDuration = duration(f.maxCycle)
+	}
 	if changed("concurrency") {
 		cfg.Concurrency = f.concurrency
 	}

@@ -65,6 +65,10 @@ func (r *replay) apply(p *logPath, fa *fileActions) {
 // prefetchMax bounds how many JSON files are fetched concurrently.
 const prefetchMax = 16
 
+// idleConnsPerHost is how many idle connections per host an object-store
+// client keeps for reuse: the GETs in flight of a few concurrent Loads.
+const idleConnsPerHost = 4 * prefetchMax
+
 // run reads files (newest first) until done. JSON files are fetched in
 // windows of 1, 2, 4, ... up to prefetchMax concurrent GETs and applied in
 // order, so on object stores a long run of commits costs a few round

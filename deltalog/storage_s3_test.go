@@ -1,0 +1,127 @@
+package deltalog
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	stdsync "sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+)
+
+// s3Requests counts the HTTP requests and new TCP connections a gofakes3
+// server sees.
+type s3Requests struct {
+	mu    stdsync.Mutex
+	conns int
+	reqs  map[string]int // "LIST", "GET", "GET range", "HEAD", ...
+}
+
+func (c *s3Requests) take() (int, map[string]int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	conns, reqs := c.conns, c.reqs
+	c.conns, c.reqs = 0, map[string]int{}
+	return conns, reqs
+}
+
+// TestS3LoadReusesConnections: a Load over s3:// whose commits are fetched
+// in windows of prefetchMax concurrent GETs sends exactly the requests it
+// needs (one LIST, one GET per file, no HEAD), and repeated Loads reuse
+// their connections: the transport keeps as many idle connections per host
+// as there are GETs in flight. With the SDK's default of 10 idle
+// connections per host, each window of 16 GETs dialled up to 6 new ones
+// (5 Loads: ~80 connections).
+func TestS3LoadReusesConnections(t *testing.T) {
+	if !s3Enabled {
+		t.Skip("built with tag nos3")
+	}
+	ctx := context.Background()
+	backend := s3mem.New()
+	if err := backend.CreateBucket("lake"); err != nil {
+		t.Fatal(err)
+	}
+	rec := &s3Requests{reqs: map[string]int{}}
+	fake := gofakes3.New(backend).Server()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		kind := r.Method
+		switch {
+		case r.Method == http.MethodGet && r.URL.Query().Get("list-type") == "2":
+			kind = "LIST"
+		case r.Header.Get("Range") != "":
+			kind += " range"
+		}
+		rec.mu.Lock()
+		rec.reqs[kind]++
+		rec.mu.Unlock()
+		fake.ServeHTTP(w, r)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			rec.mu.Lock()
+			rec.conns++
+			rec.mu.Unlock()
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	creds := Credentials{S3AccessKeyID: "AKIDEXAMPLE", S3SecretAccessKey: "secret"}
+	u := "s3://lake/t?endpoint=" + url.QueryEscape(srv.URL) + "&region=us-east-1&use_path_style=true&disable_https=true"
+	seed := openTable(t, u, creds)
+	// The corpus table checkpointed at 10 (commits 11-14 after it), then 40
+	// more commits without protocol or metaData: a Load reads all 44
+	// commits (windows 1, 2, 4, 8, 16, 13) and the checkpoint.
+	dir := filepath.Join(logCorpusDir, "checkpoint", "_delta_log")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		put(t, seed, logDir+e.Name(), string(data))
+	}
+	const latest = 54
+	for v := int64(15); v <= latest; v++ {
+		put(t, seed, commitKey(v), fmt.Sprintf(commitInfoLine, v)+addLine)
+	}
+	tbl, err := Open(ctx, u, WithCredentials(creds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tbl.Close() })
+	// _last_checkpoint, commits 11..latest and the checkpoint (a few KB:
+	// one GET, ranged or not).
+	want := map[string]int{"LIST": 1, "GET": 1 + (latest - 10) + 1}
+	rec.take()
+	dialled := 0
+	for i := range 5 {
+		snap, err := tbl.Load(ctx, LoadOptions{})
+		if err != nil || snap.Version != latest {
+			t.Fatalf("Load %d = %v, %v; want version %d", i, snap, err, latest)
+		}
+		conns, reqs := rec.take()
+		reqs["GET"] += reqs["GET range"]
+		delete(reqs, "GET range")
+		if diff := cmp.Diff(want, reqs); diff != "" {
+			t.Errorf("Load %d requests (-want +got):\n%s", i, diff)
+		}
+		dialled += conns
+	}
+	// At most prefetchMax requests are ever in flight, so a transport that
+	// keeps its idle connections never needs more than that many, however
+	// the GETs of a window happen to overlap.
+	if dialled > prefetchMax {
+		t.Errorf("5 Loads opened %d connections, want at most %d (the GETs in flight): idle connections were dropped and dialled again", dialled, prefetchMax)
+	}
+}

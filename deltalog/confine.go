@@ -42,8 +42,31 @@ func hadoopFile(rawURL string) string {
 	return rawURL
 }
 
-// openRoot opens the os.Root used to confine a local table's reads.
-func openRoot(rawURL string) (*os.Root, error) {
+// localRoot is the directory a local table's reads are confined to. It
+// holds no file descriptor between reads: a process keeping tens of
+// thousands of tables open (the sync daemon) would otherwise hold one
+// descriptor per table and run out of them. Each check opens an os.Root of
+// the directory for its duration.
+type localRoot struct {
+	dir string // absolute
+}
+
+// Stat is os.Root.Stat in a root opened for this call.
+func (r *localRoot) Stat(name string) (fs.FileInfo, error) {
+	root, err := os.OpenRoot(r.dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return root.Stat(name)
+}
+
+// Close releases nothing (see localRoot); it is there for Table.Close.
+func (r *localRoot) Close() error { return nil }
+
+// openRoot returns the root confining a local table's reads (nil for
+// other URLs), after checking the directory can be opened as one.
+func openRoot(rawURL string) (*localRoot, error) {
 	dir, ok := localDir(rawURL)
 	if !ok {
 		return nil, nil
@@ -52,7 +75,11 @@ func openRoot(rawURL string) (*os.Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	return os.OpenRoot(abs)
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, err
+	}
+	return &localRoot{dir: abs}, root.Close()
 }
 
 // ErrOutsideRoot means a local table's log file or directory is a symlink

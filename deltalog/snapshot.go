@@ -2,6 +2,8 @@ package deltalog
 
 import (
 	"encoding/json"
+	"slices"
+	"unique"
 )
 
 // Snapshot is the state of a table at one version: what the catalog must
@@ -28,6 +30,47 @@ type snapshotState struct {
 	latestKey   string          // key of the latest version's commit file ("" if checkpoint only)
 	staged      bool            // latestKey is a catalog-ratified staged commit
 	cpVersion   int64           // checkpoint the snapshot was built on, -1 if none
+	// compact marks a snapshot returned by Compact; schema is then the
+	// handle of its interned Metadata.SchemaString, which keeps the one
+	// shared copy alive while any compact snapshot uses it.
+	compact bool
+	schema  unique.Handle[string]
+}
+
+// Compact returns the snapshot as a long-lived cache should keep it: the
+// same version, protocol, metaData, domains and commit timestamp (Refresh
+// continues from it like from s), without what only a fresh Load's caller
+// needs and a cache pays for per table:
+//
+//   - the parsed schema tree (Schema is nil; Metadata.SchemaString is kept,
+//     and Refresh parses a new snapshot's tree whenever the table advances);
+//   - the raw protocol and metaData JSON (MarshalJSON then renders both from
+//     the parsed fields: the same members and values, in the struct's order,
+//     null fields left out, instead of the log's own spelling);
+//   - private copies of the schema string: it is interned (unique.Make), so
+//     every compact snapshot of tables with one schema shares one string;
+//   - spare capacity in the protocol's and metaData's lists.
+//
+// A compact snapshot is returned as is. s is not modified.
+func (s *Snapshot) Compact() *Snapshot {
+	if s == nil || s.state.compact {
+		return s
+	}
+	c := &Snapshot{
+		Version:         s.Version,
+		Protocol:        s.Protocol,
+		Metadata:        s.Metadata,
+		CommitTimestamp: s.CommitTimestamp,
+		CatalogManaged:  s.CatalogManaged,
+		Domains:         s.Domains,
+	}
+	c.Protocol.ReaderFeatures = slices.Clip(slices.Clone(s.Protocol.ReaderFeatures))
+	c.Protocol.WriterFeatures = slices.Clip(slices.Clone(s.Protocol.WriterFeatures))
+	c.Metadata.PartitionColumns = slices.Clip(slices.Clone(s.Metadata.PartitionColumns))
+	c.state = snapshotState{latestKey: s.state.latestKey, staged: s.state.staged, cpVersion: s.state.cpVersion, compact: true}
+	c.state.schema = unique.Make(s.Metadata.SchemaString)
+	c.Metadata.SchemaString = c.state.schema.Value()
+	return c
 }
 
 // MarshalJSON renders the snapshot as

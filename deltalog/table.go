@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	stdsync "sync"
 	"time"
 
@@ -21,7 +20,7 @@ type Table struct {
 	// ownsBucket makes Close close the bucket (set by Open, which made it).
 	ownsBucket bool
 	// root confines the reads of a local table to its directory (see confine).
-	root *os.Root
+	root *localRoot
 }
 
 // NewTable returns a Table over bucket, which must already be rooted at

@@ -53,7 +53,7 @@ func (r *Reconciler) unchanged(ctx context.Context, st *tableState, t Target) (R
 		snap, how, err := st.table.Refresh(ctx, st.snap, deltalog.LoadOptions{})
 		if err != nil || how != deltalog.Unchanged {
 			if err == nil {
-				st.snap = snap // the full reconcile's refresh then finds nothing new: one more LIST, no GET
+				st.snap = snap.Compact() // the full reconcile's refresh then finds nothing new: one more LIST, no GET
 			}
 			return Result{}, false
 		}
@@ -74,7 +74,6 @@ func (r *Reconciler) unchanged(ctx context.Context, st *tableState, t Target) (R
 // reconcile, after the one that confirmed it (the same unless an update was
 // sent).
 func (r *Reconciler) remember(st *tableState, t Target, res *Result, before, after *Record) {
-	st.snap = withoutSchemaTree(st.snap)
 	first := st.verified.until.IsZero()
 	st.verified = verified{}
 	inSync := res.Outcome == OutcomeSynced || res.Outcome == OutcomeUnchanged && res.Plan == nil
@@ -112,18 +111,4 @@ func (r *Reconciler) firstResync(name catalog.TableName) time.Duration {
 	_, _ = h.Write([]byte(name.String()))
 	d := r.opts.ResyncInterval
 	return time.Duration(float64(d) * (float64(h.Sum32()) + 1) / (1 << 32))
-}
-
-// withoutSchemaTree is the snapshot kept between cycles: the same, without
-// the parsed schema tree, about a quarter of a small table's snapshot.
-// Nothing here reads it (Diff parses the schema string into the catalog's
-// model), and deltalog's Refresh builds a new snapshot's tree from the
-// schema string whenever the table advances.
-func withoutSchemaTree(s *deltalog.Snapshot) *deltalog.Snapshot {
-	if s == nil || s.Schema == nil {
-		return s
-	}
-	lean := *s
-	lean.Schema = nil
-	return &lean
 }

@@ -106,9 +106,11 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 		st.snap = nil
 		return LogState{}, err
 	}
-	st.snap, st.loc = snap, loc
+	// Kept between cycles: the compact form (no schema tree, no raw JSON,
+	// the schema string shared by every table with that schema).
+	st.snap, st.loc = snap.Compact(), loc
 	fullRead()
-	return LogStateOf(snap, loc), nil
+	return LogStateOf(st.snap, loc), nil
 }
 
 // credentials fetches READ credentials for the table: the catalog client

@@ -277,6 +277,12 @@ func TestScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Local tables must be allowed explicitly (the default allow-list has
+	// only the cloud stores).
+	pol, err := sync.NewStoragePolicy([]string{"file://" + filepath.ToSlash(dir) + "/**"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -286,7 +292,7 @@ func TestScale(t *testing.T) {
 	// minute into the interval, where 1/60 of the tables are due.
 	var clock atomic.Int64
 	clock.Store(time.Now().UnixNano())
-	rec, err := sync.New(sync.Options{Catalog: client, Selector: sel, Concurrency: concurrency,
+	rec, err := sync.New(sync.Options{Catalog: client, Selector: sel, Concurrency: concurrency, Storage: pol,
 		ResyncInterval: time.Hour, Metrics: metrics, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
 	if err != nil {
 		t.Fatal(err)
@@ -419,12 +425,25 @@ func scaleDrift(t *testing.T, ctx context.Context, url, dir string, rec *sync.Re
 		name := scaleName(i)
 		drifted++
 		if (i/100)%2 == 0 {
-			v := versions[name.String()] + 1
+			cur, ok := versions[name.String()]
+			if !ok {
+				t.Fatalf("drift: no log version known for %s", name)
+			}
+			v := cur + 1
 			p := filepath.Join(dir, name.Table, "_delta_log", fmt.Sprintf("%020d.json", v))
 			line := fmt.Sprintf(`{"commitInfo":{"timestamp":%d,"operation":"WRITE"}}`+"\n"+
 				`{"add":{"path":"bench-%d.parquet","partitionValues":{},"size":1,"modificationTime":%d,"dataChange":true}}`+"\n",
 				time.Now().UnixMilli(), v, time.Now().UnixMilli())
-			if err := os.WriteFile(p, []byte(line), 0o644); err != nil {
+			// O_EXCL: the log files are hard links shared with the
+			// templates; writing through an existing one would corrupt them.
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteString(line); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = os.Remove(p) })

@@ -37,6 +37,7 @@ func (c *cli) cycleCommand(cmd *cobra.Command, dryRun bool) *cobra.Command {
 			return &exitError{code: 1, err: err}
 		}
 		defer a.rec.Close()
+		applyMemoryLimit(a.log, cgroupRoot)
 		ctx := cmd.Context()
 		if f.timeout > 0 {
 			var cancel context.CancelFunc

@@ -35,6 +35,7 @@ func newRunCommand(c *cli) *cobra.Command {
 				return &exitError{code: 1, err: err}
 			}
 			defer a.rec.Close()
+			applyMemoryLimit(a.log, cgroupRoot)
 			return a.serve(cmd.Context(), nil)
 		},
 	}

@@ -1,0 +1,170 @@
+package deltalog
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// loadOK loads every corpus table the manifest expects to load.
+func loadOK(t *testing.T) (names []string, snaps []*Snapshot) {
+	t.Helper()
+	for _, row := range readManifest(t) {
+		if strings.HasPrefix(row.Outcome, "error") {
+			continue
+		}
+		snap, err := openCorpusTable(t, row.Name).Load(context.Background(), LoadOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", row.Name, err)
+		}
+		names, snaps = append(names, row.Name), append(snaps, snap)
+	}
+	return names, snaps
+}
+
+// TestCompactKeepsState: a compact snapshot has every public field of the
+// loaded one but the schema tree, renders the same protocol and metaData
+// values, shares one schema string between tables with the same schema,
+// and Refresh continues from it.
+func TestCompactKeepsState(t *testing.T) {
+	names, snaps := loadOK(t)
+	type rendered struct {
+		Version         int64             `json:"version"`
+		Protocol        Protocol          `json:"protocol"`
+		Metadata        Metadata          `json:"metaData"`
+		CommitTimestamp int64             `json:"commitTimestamp"`
+		CatalogManaged  bool              `json:"catalogManaged"`
+		Domains         map[string]string `json:"domains"`
+	}
+	render := func(s *Snapshot) rendered {
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r rendered
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		return r
+	}
+	for i, full := range snaps {
+		c := full.Compact()
+		if c == full || c.Schema != nil || c.state.rawMetadata != nil || c.state.rawProtocol != nil {
+			t.Fatalf("%s: Compact kept the tree or the raw JSON", names[i])
+		}
+		if c.Compact() != c {
+			t.Errorf("%s: Compact of a compact snapshot is a copy", names[i])
+		}
+		if full.Schema == nil || full.state.rawMetadata == nil {
+			t.Errorf("%s: Compact modified the loaded snapshot", names[i])
+		}
+		want := *full
+		want.Schema = nil
+		if diff := cmp.Diff(want, *c, cmpopts.IgnoreUnexported(Snapshot{}), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: compact snapshot (-loaded +compact):\n%s", names[i], diff)
+		}
+		if diff := cmp.Diff(render(full), render(c), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: JSON of the compact snapshot (-loaded +compact):\n%s", names[i], diff)
+		}
+	}
+
+	// Two loads of one table: separate schema strings, one once compacted.
+	tbl := openCorpusTable(t, "checkpoint")
+	a, err := tbl.Load(context.Background(), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := tbl.Load(context.Background(), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unsafe.StringData(a.Metadata.SchemaString) == unsafe.StringData(b.Metadata.SchemaString) {
+		t.Fatal("two loads share a schema string already; the test cannot tell interning apart")
+	}
+	if ca, cb := a.Compact(), b.Compact(); unsafe.StringData(ca.Metadata.SchemaString) != unsafe.StringData(cb.Metadata.SchemaString) {
+		t.Error("compact snapshots of one schema hold two copies of its string")
+	}
+}
+
+// TestRefreshFromCompact: Refresh from a compact snapshot finds nothing
+// new (and returns it), or advances it with the metaData carried over and
+// a schema tree parsed again.
+func TestRefreshFromCompact(t *testing.T) {
+	ctx := context.Background()
+	tbl, b, _ := memTable(t, "checkpoint")
+	full, err := tbl.Load(ctx, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := full.Compact()
+	snap, how, err := tbl.Refresh(ctx, prev, LoadOptions{})
+	if err != nil || how != Unchanged || snap != prev {
+		t.Fatalf("nothing new: %v %v, same snapshot %v", how, err, snap == prev)
+	}
+	put(t, b, commitKey(15), commitText(1500, addLine))
+	snap, how, err = tbl.Refresh(ctx, prev, LoadOptions{})
+	if err != nil || how != Advanced {
+		t.Fatalf("one commit: %v %v", how, err)
+	}
+	if snap.Version != 15 || snap.CommitTimestamp != 1500 || snap.Schema == nil ||
+		snap.Metadata.SchemaString != full.Metadata.SchemaString || snap.Metadata.ID != full.Metadata.ID {
+		t.Errorf("advanced from a compact snapshot: version %d, ts %d, schema tree %v, metaData %+v",
+			snap.Version, snap.CommitTimestamp, snap.Schema != nil, snap.Metadata)
+	}
+	if diff := cmp.Diff(full.Schema, snap.Schema); diff != "" {
+		t.Errorf("schema tree after advancing (-loaded +advanced):\n%s", diff)
+	}
+}
+
+// TestCompactRetainedHeap bounds what a compact snapshot keeps alive: at
+// most its distinct schema strings plus compactOverhead bytes per snapshot
+// (the Snapshot struct, ~300 bytes, metaData id, name and description,
+// format, partition columns, configuration map and protocol features; the
+// corpus tables have up to ~10 properties). A loaded snapshot keeps the
+// schema tree, the raw protocol and metaData JSON (the schema string a
+// second time, escaped) and private strings besides; it is measured too,
+// for the log.
+func TestCompactRetainedHeap(t *testing.T) {
+	const compactOverhead = 1536
+	names, snaps := loadOK(t)
+	distinct := map[string]bool{}
+	schemaBytes := 0
+	for _, s := range snaps {
+		if !distinct[s.Metadata.SchemaString] {
+			distinct[s.Metadata.SchemaString] = true
+			schemaBytes += len(s.Metadata.SchemaString)
+		}
+	}
+	live := func() int64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return int64(ms.HeapAlloc)
+	}
+	withFull := live()
+	compact := make([]*Snapshot, len(snaps))
+	for i, s := range snaps {
+		compact[i] = s.Compact()
+	}
+	clear(snaps)
+	withCompact := live()
+	clear(compact)
+	none := live()
+	n := int64(len(names))
+	full, kept := withFull-none, withCompact-none
+	t.Logf("%d corpus tables (%d distinct schemas, %d schema bytes): loaded snapshots %d bytes (%d per table), compact %d bytes (%d per table)",
+		n, len(distinct), schemaBytes, full, full/n, kept, kept/n)
+	if bound := int64(schemaBytes) + compactOverhead*n; kept > bound {
+		t.Errorf("compact snapshots retain %d bytes, want at most %d (distinct schema strings + %d per table)", kept, bound, compactOverhead)
+	}
+	if kept >= full {
+		t.Errorf("compact snapshots retain %d bytes, loaded ones %d: nothing saved", kept, full)
+	}
+}

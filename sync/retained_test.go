@@ -1,0 +1,136 @@
+//go:build unix
+
+package sync_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uctest"
+	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/sync"
+)
+
+// retainedPerTableBound is what a Reconciler may keep per unchanged table
+// between cycles (bytes), for the delta-rs scale templates (10-50 columns,
+// two table properties, a third checkpointed). Issue #10 asks for at most
+// 8 KiB; what is kept (fastpath.go, deltalog.Snapshot.Compact): the open
+// log handle (a gocloud bucket), the compact snapshot (parsed protocol and
+// metaData, strings interned so tables with one schema share its string),
+// the reconciler's status and verdict, and the metric series. Before the
+// compact snapshot this measured 7.8 KiB (raw protocol/metaData JSON and an
+// oversized checkpoint buffer besides the parsed forms); now ~2.6 KiB.
+// Here 20 tables share each of the 30 schemas; their schema strings
+// average 1.9 KiB, so a fleet whose every table has a schema of its own
+// keeps about 1.8 KiB per table more (~4.4 KiB), still within the issue's
+// 8 KiB.
+const retainedPerTableBound = 4 << 10
+
+// TestRetainedHeapPerTable bounds the heap a Reconciler retains per table
+// after a steady cycle: the live heap (after a GC) with the Reconciler, its
+// metrics and catalog client alive, minus the live heap once they are
+// dropped (the in-process catalog stays alive in both measurements). The
+// tables are the scale benchmark's delta-rs templates, hard-linked
+// (DELTASYNC_PYTHON is needed once to write them).
+func TestRetainedHeapPerTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds 600 tables")
+	}
+	const n = 600 // 20 tables per template
+	if os.Getenv("DELTASYNC_RETAINED_HEAPPROFILE") != "" {
+		runtime.MemProfileRate = 1
+	}
+	dir := scaleTables(t, n)
+	srv := uctest.NewServer(uctest.WithoutSpecValidation())
+	defer srv.Close()
+	ctx := context.Background()
+	for i := 0; i < n; i += scalePerSchema {
+		srv.AddSchema("scale", scaleName(i).Schema)
+	}
+	{
+		reg, err := catalog.New(srv.URL(), catalog.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps := make([]*deltalog.Snapshot, scaleTemplates)
+		for i := range snaps {
+			snaps[i] = snapshot(t, filepath.Join(dir, fmt.Sprintf("t%06d", i)))
+		}
+		for i := range n {
+			loc := "file://" + filepath.Join(dir, fmt.Sprintf("t%06d", i))
+			if _, err := sync.Register(ctx, reg, snaps[i%scaleTemplates], scaleName(i), loc); err != nil {
+				t.Fatalf("register %d: %v", i, err)
+			}
+		}
+		srv.ResetRequests()
+	}
+
+	live := func() uint64 {
+		var ms runtime.MemStats
+		for range 2 { // the second GC frees what the first one's finalizers released
+			runtime.GC()
+		}
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	run := func() *sync.Reconciler {
+		reg := prometheus.NewRegistry()
+		metrics := sync.NewMetrics(reg, "retained")
+		client, err := catalog.New(srv.URL(), catalog.Options{IdleConnsPerHost: 6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sel, err := sync.NewSelector([]sync.Rule{{Include: []string{"scale.*.*"}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pol, err := sync.NewStoragePolicy([]string{"file://" + filepath.ToSlash(dir) + "/**"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now()
+		rec, err := sync.New(sync.Options{Catalog: client, Selector: sel, Concurrency: 4, Storage: pol,
+			ResyncInterval: time.Hour, Metrics: metrics, Now: func() time.Time { return now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cycle := range []string{"first", "steady"} {
+			rep := rec.Sync(ctx)
+			if rep.Count(sync.OutcomeUnchanged) != n {
+				t.Fatalf("%s cycle: %s, want all %d tables unchanged", cycle, rep.Summary(), n)
+			}
+		}
+		return rec
+	}
+	rec := run()
+	with := live()
+	if p := os.Getenv("DELTASYNC_RETAINED_HEAPPROFILE"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = pprof.WriteHeapProfile(f)
+		_ = f.Close()
+	}
+	_ = rec.Close()
+	runtime.KeepAlive(rec)
+	rec = nil
+	without := live()
+	per := (float64(with) - float64(without)) / n
+	t.Logf("retained per table after a steady cycle: %.0f bytes (%.1f KiB; %d tables, %d distinct schemas)", per, per/1024, n, scaleTemplates)
+	if per > retainedPerTableBound {
+		t.Errorf("a Reconciler retains %.0f bytes per unchanged table, want at most %d", per, retainedPerTableBound)
+	}
+	if per <= 0 {
+		t.Errorf("retained %.0f bytes per table: the measurement saw nothing of the Reconciler's state", per)
+	}
+}

@@ -68,17 +68,13 @@ type lineError struct {
 func (e *lineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
 func (e *lineError) Unwrap() error { return e.Err }
 
-// parseActions parses newline-delimited JSON actions (a commit, staged
+// parseLines parses newline-delimited JSON actions (a commit, staged
 // commit, compaction or v2 JSON checkpoint). Blank lines are skipped.
 // When a file holds several actions of one kind, the last one wins. A
-// malformed line returns a *lineError wrapping ErrCorrupt.
-func parseActions(data []byte) (*fileActions, error) {
-	return parseLines(data, true)
-}
-
-// parseLines is parseActions; without wantCommitInfo, commitInfo lines
-// are skipped like add lines (checked for balanced brackets only), since
-// replay uses the commit info of the newest file alone.
+// malformed line returns a *lineError wrapping ErrCorrupt. Without
+// wantCommitInfo, commitInfo lines are skipped like add lines (checked for
+// balanced brackets only), since replay uses the commit info of the newest
+// file alone.
 func parseLines(data []byte, wantCommitInfo bool) (*fileActions, error) {
 	fa := &fileActions{}
 	line := 0

@@ -147,21 +147,7 @@ func tableRoot(p string) string {
 	return p + "/"
 }
 
-// listLog lists the direct children of _delta_log/ whose keys sort after
-// startAfter ("" lists all), in key order. It is one LIST operation (one
-// request per page of 1000). Subdirectories such as _staged_commits/ and
-// _sidecars/ come back as single entries with IsDir set; their contents are
-// not listed.
-//
-// startAfter is passed to the server as a hint where the driver has one
-// (S3 StartAfter, GCS StartOffset, Azure StartFrom); fileblob and memblob
-// walk the whole prefix anyway. Keys <= startAfter are always dropped here
-// too, since some servers ignore the hint.
-func listLog(ctx context.Context, b *blob.Bucket, startAfter string) ([]*blob.ListObject, error) {
-	return listLogPages(ctx, b, startAfter, nil)
-}
-
-// listLogOptions are the LIST options of listLog.
+// listLogOptions are the LIST options of listLogPages.
 func listLogOptions(startAfter string) *blob.ListOptions {
 	opts := &blob.ListOptions{Prefix: logDir, Delimiter: "/"}
 	if startAfter != "" && strings.HasPrefix(startAfter, logDir) {
@@ -193,13 +179,9 @@ func hintStartAfter(as func(any) bool, listPrefix, suffix string) {
 	_ = hintS3(as, full) || hintGCS(as, full) || hintAzure(as, full)
 }
 
-// readFile reads the whole object at key (one GET), into a buffer sized
-// from the reader's reported size.
-func readFile(ctx context.Context, b *blob.Bucket, key string) ([]byte, error) {
-	return readFileInto(ctx, b, key, nil)
-}
-
-// readFileInto is readFile reusing buf for the data when it is big enough.
+// readFileInto reads the whole object at key (one GET), into a buffer
+// sized from the reader's reported size; buf is reused for the data when
+// it is big enough.
 func readFileInto(ctx context.Context, b *blob.Bucket, key string, buf []byte) ([]byte, error) {
 	r, err := b.NewReader(ctx, key, nil)
 	if err != nil {

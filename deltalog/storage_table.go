@@ -28,7 +28,7 @@ func (t *Table) get(ctx context.Context, key string, buf []byte) ([]byte, error)
 	return data, classifyStoreError(err)
 }
 
-// listObjects is listLog over the Table's bucket, reporting each page.
+// listObjects is listLogPages over the Table's bucket, reporting each page.
 func (t *Table) listObjects(ctx context.Context, startAfter string) ([]*blob.ListObject, error) {
 	if err := t.confine(logDir); err != nil {
 		return nil, err
@@ -59,8 +59,16 @@ func (t *Table) readerAt(ctx context.Context, key string, size int64) (*rangeRea
 	return ra, size, classifyStoreError(err)
 }
 
-// listLogPages is listLog, one ListPage call per page of 1000, calling
-// observe (when not nil) after each page.
+// listLogPages lists the direct children of _delta_log/ whose keys sort
+// after startAfter ("" lists all), in key order. It is one LIST operation:
+// one ListPage call per page of 1000, calling observe (when not nil) after
+// each page. Subdirectories such as _staged_commits/ and _sidecars/ come
+// back as single entries with IsDir set; their contents are not listed.
+//
+// startAfter is passed to the server as a hint where the driver has one
+// (S3 StartAfter, GCS StartOffset, Azure StartFrom); fileblob and memblob
+// walk the whole prefix anyway. Keys <= startAfter are always dropped here
+// too, since some servers ignore the hint.
 func listLogPages(ctx context.Context, b *blob.Bucket, startAfter string, observe func(string, time.Time, error)) ([]*blob.ListObject, error) {
 	opts := listLogOptions(startAfter)
 	var out []*blob.ListObject

@@ -1,0 +1,25 @@
+package deltalog
+
+import (
+	"context"
+
+	"gocloud.dev/blob"
+)
+
+// Short forms of the production readers for tests that call them on a bare
+// bucket or bytes, without a Table or an observer.
+
+// listLog is listLogPages with no observer.
+func listLog(ctx context.Context, b *blob.Bucket, startAfter string) ([]*blob.ListObject, error) {
+	return listLogPages(ctx, b, startAfter, nil)
+}
+
+// readFile is readFileInto with no buffer to reuse.
+func readFile(ctx context.Context, b *blob.Bucket, key string) ([]byte, error) {
+	return readFileInto(ctx, b, key, nil)
+}
+
+// parseActions is parseLines keeping commitInfo.
+func parseActions(data []byte) (*fileActions, error) {
+	return parseLines(data, true)
+}

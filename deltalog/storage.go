@@ -207,20 +207,6 @@ type rangeReaderAt struct {
 	observe func(op string, start time.Time, err error)
 }
 
-// newReaderAt returns an io.ReaderAt over the object at key and its size,
-// for Parquet readers. size is the object size if known (from the listing);
-// pass a negative size to fetch it with a HEAD request.
-func newReaderAt(ctx context.Context, b *blob.Bucket, key string, size int64) (*rangeReaderAt, int64, error) {
-	if size < 0 {
-		attrs, err := b.Attributes(ctx, key)
-		if err != nil {
-			return nil, 0, err
-		}
-		size = attrs.Size
-	}
-	return &rangeReaderAt{ctx: ctx, b: b, key: key, size: size}, size, nil
-}
-
 // Size returns the object size.
 func (r *rangeReaderAt) Size() int64 { return r.size }
 

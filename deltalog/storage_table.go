@@ -37,8 +37,10 @@ func (t *Table) listObjects(ctx context.Context, startAfter string) ([]*blob.Lis
 	return objs, classifyStoreError(err)
 }
 
-// readerAt is newReaderAt over the Table's bucket; the HEAD (when size is
-// unknown) and every ranged GET are reported.
+// readerAt returns an io.ReaderAt over the object at key and its size, for
+// Parquet readers. size is the object size if known (from the listing); a
+// negative size is fetched with one HEAD. The HEAD and every ranged GET are
+// reported.
 func (t *Table) readerAt(ctx context.Context, key string, size int64) (*rangeReaderAt, int64, error) {
 	if err := t.confine(key); err != nil {
 		return nil, 0, err
@@ -52,11 +54,7 @@ func (t *Table) readerAt(ctx context.Context, key string, size int64) (*rangeRea
 		}
 		size = attrs.Size
 	}
-	ra, size, err := newReaderAt(ctx, t.bucket, key, size)
-	if ra != nil {
-		ra.observe = t.opts.observe
-	}
-	return ra, size, classifyStoreError(err)
+	return &rangeReaderAt{ctx: ctx, b: t.bucket, key: key, size: size, observe: t.opts.observe}, size, nil
 }
 
 // listLogPages lists the direct children of _delta_log/ whose keys sort

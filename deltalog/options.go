@@ -39,6 +39,12 @@ func applyOptions(opts []Option) options {
 	return o
 }
 
+// WithObserver reports every storage request (op "list" or "get") with its
+// duration and error to obs; it is the hook for storage metrics.
+func WithObserver(obs Observer) Option {
+	return func(o *options) { o.observer = obs }
+}
+
 // observe reports one storage request to the observer, if any.
 func (o *options) observe(op string, start time.Time, err error) {
 	if o.observer != nil {

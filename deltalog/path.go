@@ -6,6 +6,10 @@ import (
 	"strings"
 )
 
+// logDir is the key prefix of a table's transaction log, relative to the
+// table root.
+const logDir = "_delta_log/"
+
 // pathKind is the kind of a file in _delta_log.
 type pathKind int
 

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
-	"time"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/fileblob"
@@ -20,9 +17,10 @@ import (
 	"github.com/deltasync/deltasync/internal/redact"
 )
 
-// logDir is the key prefix of a table's transaction log, relative to the
-// table root.
-const logDir = "_delta_log/"
+// This file turns a table URL into a bucket rooted at the table (Open,
+// openBucket); the per-store clients are built in storage_s3.go,
+// storage_gcs.go and storage_azure.go. The requests a Table makes on that
+// bucket (get, list, ranged reads) are in storage_table.go.
 
 // WithCredentials makes Open build the storage client from c (credentials
 // vended by the catalog) instead of the ambient ones (environment, instance
@@ -31,12 +29,6 @@ const logDir = "_delta_log/"
 // the OAuth access token for gs://. It has no effect on file:// and mem://.
 func WithCredentials(c Credentials) Option {
 	return func(o *options) { o.creds = c }
-}
-
-// WithObserver reports every storage request (op "list" or "get") with its
-// duration and error to obs; it is the hook for storage metrics.
-func WithObserver(obs Observer) Option {
-	return func(o *options) { o.observer = obs }
 }
 
 // Open opens the Delta table whose root is rawURL and returns a Table that
@@ -145,124 +137,4 @@ func tableRoot(p string) string {
 		return ""
 	}
 	return p + "/"
-}
-
-// listLogOptions are the LIST options of listLogPages.
-func listLogOptions(startAfter string) *blob.ListOptions {
-	opts := &blob.ListOptions{Prefix: logDir, Delimiter: "/"}
-	if startAfter != "" && strings.HasPrefix(startAfter, logDir) {
-		suffix := startAfter[len(logDir):]
-		opts.BeforeList = func(as func(any) bool) error {
-			hintStartAfter(as, logDir, suffix)
-			return nil
-		}
-	}
-	return opts
-}
-
-// sortObjects sorts a listing by key.
-func sortObjects(objs []*blob.ListObject) {
-	sort.Slice(objs, func(i, j int) bool { return objs[i].Key < objs[j].Key })
-}
-
-// hintStartAfter hands the start-after position to whichever driver request
-// as exposes. Each driver request already carries the full key prefix
-// (bucket prefix + listPrefix), so the full start key is that prefix with
-// listPrefix replaced by listPrefix+suffix.
-func hintStartAfter(as func(any) bool, listPrefix, suffix string) {
-	full := func(driverPrefix string) (string, bool) {
-		if !strings.HasSuffix(driverPrefix, listPrefix) {
-			return "", false
-		}
-		return driverPrefix + suffix, true
-	}
-	_ = hintS3(as, full) || hintGCS(as, full) || hintAzure(as, full)
-}
-
-// readFileInto reads the whole object at key (one GET), into a buffer
-// sized from the reader's reported size; buf is reused for the data when
-// it is big enough.
-func readFileInto(ctx context.Context, b *blob.Bucket, key string, buf []byte) ([]byte, error) {
-	r, err := b.NewReader(ctx, key, nil)
-	if err != nil {
-		return nil, err
-	}
-	data, err := readSized(r, r.Size(), buf)
-	_ = r.Close()
-	if err != nil {
-		return nil, err
-	}
-	return data, nil
-}
-
-// rangeReaderAt is an io.ReaderAt over one object: every ReadAt is one
-// ranged GET. Nothing is cached between calls. It keeps the ctx it was made
-// with, so it must not outlive the operation that made it.
-type rangeReaderAt struct {
-	ctx  context.Context
-	b    *blob.Bucket
-	key  string
-	size int64
-	// observe, when set, is told of every ranged GET.
-	observe func(op string, start time.Time, err error)
-}
-
-// Size returns the object size.
-func (r *rangeReaderAt) Size() int64 { return r.size }
-
-// ReadAt reads len(p) bytes at off with one ranged GET.
-func (r *rangeReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, fmt.Errorf("read %s: negative offset %d", r.key, off)
-	}
-	if off >= r.size {
-		return 0, io.EOF
-	}
-	want := int64(len(p))
-	if off+want > r.size {
-		want = r.size - off
-	}
-	if want == 0 {
-		return 0, nil
-	}
-	start := time.Now()
-	rd, err := r.b.NewRangeReader(r.ctx, r.key, off, want, nil)
-	if err != nil {
-		r.report(start, err)
-		return 0, err
-	}
-	n, err := io.ReadFull(rd, p[:want])
-	cerr := rd.Close()
-	rep := err
-	if errors.Is(rep, io.EOF) || errors.Is(rep, io.ErrUnexpectedEOF) {
-		rep = nil // a short object: the request itself succeeded
-	}
-	r.report(start, firstErr(rep, cerr))
-	if err == nil {
-		err = cerr
-	}
-	if err == nil && want < int64(len(p)) {
-		err = io.EOF
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		err = io.EOF
-	}
-	return n, err
-}
-
-// report tells the observer, if any, of one ranged GET.
-func (r *rangeReaderAt) report(start time.Time, err error) {
-	if r.observe != nil {
-		r.observe("get", start, err)
-	}
-}
-
-// firstErr returns the first non-nil error.
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"gocloud.dev/blob"
@@ -51,12 +52,9 @@ type contractStore struct {
 // corpusDir returns ../shared/testdata/delta-logs relative to the repo root.
 func corpusDir(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "testdata", "delta-logs"))
+	dir, err := filepath.Abs(testcorpus.Dir(t))
 	if err != nil {
 		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("test corpus missing: %v", err)
 	}
 	return dir
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"gocloud.dev/blob"
@@ -19,7 +20,7 @@ import (
 // countedCorpusTable opens a corpus table behind a countingBucket.
 func countedCorpusTable(t *testing.T, name string) (*Table, *countingBucket) {
 	t.Helper()
-	fb, err := fileblob.OpenBucket(filepath.Join(logCorpusDir, name), nil)
+	fb, err := fileblob.OpenBucket(filepath.Join(testcorpus.Dir(t), name), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func memTable(t *testing.T, name string) (*Table, *blob.Bucket, *countingBucket)
 	t.Helper()
 	mb := memblob.OpenBucket(nil)
 	t.Cleanup(func() { mb.Close() })
-	root := filepath.Join(logCorpusDir, name)
+	root := filepath.Join(testcorpus.Dir(t), name)
 	err := filepath.WalkDir(filepath.Join(root, "_delta_log"), func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deltasync/deltasync/internal/testcorpus"
 	"gocloud.dev/blob/memblob"
 )
 
@@ -36,7 +37,7 @@ func TestTruncatedFilesNeverPanic(t *testing.T) {
 	ctx := context.Background()
 	for _, row := range readManifest(t) {
 		t.Run(row.Name, func(t *testing.T) {
-			root := filepath.Join(logCorpusDir, row.Name)
+			root := filepath.Join(testcorpus.Dir(t), row.Name)
 			mb := memblob.OpenBucket(nil)
 			defer mb.Close()
 			files := map[string][]byte{}

@@ -17,11 +17,9 @@ import (
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/deltasync/deltasync/sync"
 )
-
-// corpus is the shared Delta log corpus (never copied into the repo).
-var corpus = filepath.Join("..", "..", "shared", "testdata", "delta-logs")
 
 // env is one end-to-end environment: a catalog (uctest, or the real server
 // named by DELTASYNC_UC_URL) with one fresh catalog and schema.
@@ -108,7 +106,7 @@ func (e *env) name(table string) catalog.TableName {
 // copies.
 func copyLog(t testing.TB, src, dst string, upTo int64) {
 	t.Helper()
-	root := filepath.Join(corpus, src)
+	root := filepath.Join(testcorpus.Dir(t), src)
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

@@ -38,6 +38,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -376,7 +377,7 @@ func (w *logWriter) create(table string) {
 func (w *logWriter) importTable(table, src string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	root := filepath.Join(corpus, src)
+	root := filepath.Join(testcorpus.Dir(w.t), src)
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

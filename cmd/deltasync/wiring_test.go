@@ -13,10 +13,9 @@ import (
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/deltasync/deltasync/sync"
 )
-
-var corpus = filepath.Join("..", "..", "..", "shared", "testdata", "delta-logs")
 
 // testCatalog is a uctest server with catalog "cat" and schema "s".
 type testCatalog struct {
@@ -41,7 +40,7 @@ func newTestCatalog(t *testing.T) *testCatalog {
 func (tc *testCatalog) register(src, name string) string {
 	tc.t.Helper()
 	dir := filepath.Join(tc.t.TempDir(), name)
-	root := filepath.Join(corpus, src)
+	root := filepath.Join(testcorpus.Dir(tc.t), src)
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

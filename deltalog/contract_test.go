@@ -2,10 +2,8 @@ package deltalog
 
 import (
 	"context"
-	"io/fs"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -71,24 +69,10 @@ type localEntry struct {
 func tableFiles(t testing.TB, tableDir string) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
-	err := filepath.WalkDir(tableDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(tableDir, p)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		files[filepath.ToSlash(rel)] = data
+	testcorpus.ReadTree(t, tableDir, func(key string, data []byte) error {
+		files[key] = data
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return files
 }
 

@@ -3,7 +3,6 @@ package deltalog
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -108,20 +107,9 @@ func memTable(t *testing.T, name string) (*Table, *blob.Bucket, *countingBucket)
 	mb := memblob.OpenBucket(nil)
 	t.Cleanup(func() { mb.Close() })
 	root := filepath.Join(testcorpus.Dir(t), name)
-	err := filepath.WalkDir(filepath.Join(root, "_delta_log"), func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		return mb.WriteAll(context.Background(), filepath.ToSlash(rel), data, nil)
+	testcorpus.ReadTree(t, filepath.Join(root, "_delta_log"), func(key string, data []byte) error {
+		return mb.WriteAll(context.Background(), "_delta_log/"+key, data, nil)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	b, c := newCountingBucket(mb)
 	return NewTable(b, name), mb, c
 }

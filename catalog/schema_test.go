@@ -6,21 +6,20 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/google/go-cmp/cmp"
 )
 
 // testdataDir returns ../shared/testdata/delta-logs relative to the repo root.
 func testdataDir(t testing.TB) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "shared", "testdata", "delta-logs")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("testdata not found: %v", err)
+	dir, err := filepath.Abs(testcorpus.Dir(t))
+	if err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }

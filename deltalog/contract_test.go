@@ -2,16 +2,15 @@ package deltalog
 
 import (
 	"context"
-	"io/fs"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"gocloud.dev/blob"
@@ -51,12 +50,9 @@ type contractStore struct {
 // corpusDir returns ../shared/testdata/delta-logs relative to the repo root.
 func corpusDir(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "shared", "testdata", "delta-logs"))
+	dir, err := filepath.Abs(testcorpus.Dir(t))
 	if err != nil {
 		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("test corpus missing: %v", err)
 	}
 	return dir
 }
@@ -73,24 +69,10 @@ type localEntry struct {
 func tableFiles(t testing.TB, tableDir string) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
-	err := filepath.WalkDir(tableDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(tableDir, p)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		files[filepath.ToSlash(rel)] = data
+	testcorpus.ReadTree(t, tableDir, func(key string, data []byte) error {
+		files[key] = data
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return files
 }
 

@@ -10,13 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"gocloud.dev/blob/fileblob"
 )
-
-// logCorpusDir is the shared corpus of real _delta_log directories.
-var logCorpusDir = filepath.Join("..", "..", "shared", "testdata", "delta-logs")
 
 // corpusRow is one line of manifest.tsv.
 type corpusRow struct {
@@ -26,7 +24,7 @@ type corpusRow struct {
 // readManifest reads manifest.tsv.
 func readManifest(t testing.TB) []corpusRow {
 	t.Helper()
-	f, err := os.Open(filepath.Join(logCorpusDir, "manifest.tsv"))
+	f, err := os.Open(filepath.Join(testcorpus.Dir(t), "manifest.tsv"))
 	if err != nil {
 		t.Fatalf("corpus: %v", err)
 	}
@@ -62,7 +60,7 @@ type expectedState struct {
 
 func readExpected(t testing.TB) map[string]*expectedState {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(logCorpusDir, "derived_expected.json"))
+	data, err := os.ReadFile(filepath.Join(testcorpus.Dir(t), "derived_expected.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +74,7 @@ func readExpected(t testing.TB) map[string]*expectedState {
 // openCorpusTable opens one corpus table through fileblob.
 func openCorpusTable(t testing.TB, name string, opts ...Option) *Table {
 	t.Helper()
-	b, err := fileblob.OpenBucket(filepath.Join(logCorpusDir, name), nil)
+	b, err := fileblob.OpenBucket(filepath.Join(testcorpus.Dir(t), name), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +86,7 @@ func openCorpusTable(t testing.TB, name string, opts ...Option) *Table {
 // catalog had ratified all of them.
 func ratifiedFromDir(t testing.TB, name string) []RatifiedCommit {
 	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(logCorpusDir, name, "_delta_log", "_staged_commits"))
+	ents, err := os.ReadDir(filepath.Join(testcorpus.Dir(t), name, "_delta_log", "_staged_commits"))
 	if err != nil {
 		return nil
 	}

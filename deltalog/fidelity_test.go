@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/deltasync/deltasync/internal/testcorpus"
 )
 
 // TestSnapshotJSONKeepsLogSpelling: for JSON-only tables, the snapshot's
@@ -18,7 +20,7 @@ func TestSnapshotJSONKeepsLogSpelling(t *testing.T) {
 		if strings.HasPrefix(row.Outcome, "error") {
 			continue
 		}
-		commits, _ := filepath.Glob(filepath.Join(logCorpusDir, row.Name, "_delta_log", "*"))
+		commits, _ := filepath.Glob(filepath.Join(testcorpus.Dir(t), row.Name, "_delta_log", "*"))
 		var lastP, lastM json.RawMessage
 		jsonOnly := true
 		for _, f := range commits {

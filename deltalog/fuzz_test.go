@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/deltasync/deltasync/internal/testcorpus"
 )
 
 // corpusFiles returns the contents of every corpus log file whose parsed
@@ -14,8 +16,8 @@ import (
 func corpusFiles(t testing.TB, kinds ...pathKind) [][]byte {
 	t.Helper()
 	var out [][]byte
-	matches, _ := filepath.Glob(filepath.Join(logCorpusDir, "*", "_delta_log", "*"))
-	staged, _ := filepath.Glob(filepath.Join(logCorpusDir, "*", "_delta_log", "_staged_commits", "*"))
+	matches, _ := filepath.Glob(filepath.Join(testcorpus.Dir(t), "*", "_delta_log", "*"))
+	staged, _ := filepath.Glob(filepath.Join(testcorpus.Dir(t), "*", "_delta_log", "_staged_commits", "*"))
 	for _, m := range append(matches, staged...) {
 		rel := m[len(filepath.Dir(filepath.Dir(m)))+1:]
 		if filepath.Base(filepath.Dir(m)) == "_staged_commits" {

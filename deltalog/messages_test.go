@@ -5,11 +5,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/deltasync/deltasync/internal/testcorpus"
 )
 
 // The wording of refusals a newcomer meets first, pinned.
 func TestRefusalWording(t *testing.T) {
-	corpus := func(name string) string { return filepath.Join(logCorpusDir, name) }
+	corpus := func(name string) string { return filepath.Join(testcorpus.Dir(t), name) }
 	missing := filepath.Join(t.TempDir(), "no-such-table")
 	for _, tc := range []struct {
 		url      string

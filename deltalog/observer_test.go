@@ -6,12 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deltasync/deltasync/internal/testcorpus"
 	"gocloud.dev/blob/fileblob"
 )
 
 // TestObserverSeesRequests: WithObserver reports the LIST and GETs of a load.
 func TestObserverSeesRequests(t *testing.T) {
-	fb, err := fileblob.OpenBucket(filepath.Join(logCorpusDir, "delta-0.8.0"), nil)
+	fb, err := fileblob.OpenBucket(filepath.Join(testcorpus.Dir(t), "delta-0.8.0"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/deltasync/deltasync/internal/testcorpus"
 )
 
 // TestOpenLocalTablesHoldNoDescriptor: a daemon keeps every table it syncs
@@ -20,7 +22,7 @@ func TestOpenLocalTablesHoldNoDescriptor(t *testing.T) {
 		}
 		return len(ents)
 	}
-	dir, err := filepath.Abs(filepath.Join(logCorpusDir, "checkpoint"))
+	dir, err := filepath.Abs(filepath.Join(testcorpus.Dir(t), "checkpoint"))
 	if err != nil {
 		t.Fatal(err)
 	}

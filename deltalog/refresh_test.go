@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -52,7 +53,7 @@ func TestRefresh(t *testing.T) {
 			put(t, b, commitKey(16), commitText(1600, metadataLine))
 		}, want: Advanced, version: 16, gets: []string{commitKey(16)}, config: map[string]string{"k": "v"}, tsWanted: 1600},
 		{name: "new checkpoint is not read", change: func() {
-			data, _ := os.ReadFile(filepath.Join(logCorpusDir, "checkpoint", "_delta_log", "00000000000000000010.checkpoint.parquet"))
+			data, _ := os.ReadFile(filepath.Join(testcorpus.Dir(t), "checkpoint", "_delta_log", "00000000000000000010.checkpoint.parquet"))
 			put(t, b, "_delta_log/00000000000000000017.checkpoint.parquet", string(data))
 			put(t, b, commitKey(17), commitText(1700, addLine))
 			put(t, b, commitKey(18), commitText(1800, addLine))

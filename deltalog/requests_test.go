@@ -3,12 +3,12 @@ package deltalog
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"gocloud.dev/blob"
@@ -19,7 +19,7 @@ import (
 // countedCorpusTable opens a corpus table behind a countingBucket.
 func countedCorpusTable(t *testing.T, name string) (*Table, *countingBucket) {
 	t.Helper()
-	fb, err := fileblob.OpenBucket(filepath.Join(logCorpusDir, name), nil)
+	fb, err := fileblob.OpenBucket(filepath.Join(testcorpus.Dir(t), name), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,21 +106,10 @@ func memTable(t *testing.T, name string) (*Table, *blob.Bucket, *countingBucket)
 	t.Helper()
 	mb := memblob.OpenBucket(nil)
 	t.Cleanup(func() { mb.Close() })
-	root := filepath.Join(logCorpusDir, name)
-	err := filepath.WalkDir(filepath.Join(root, "_delta_log"), func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		return mb.WriteAll(context.Background(), filepath.ToSlash(rel), data, nil)
+	root := filepath.Join(testcorpus.Dir(t), name)
+	testcorpus.ReadTree(t, filepath.Join(root, "_delta_log"), func(key string, data []byte) error {
+		return mb.WriteAll(context.Background(), "_delta_log/"+key, data, nil)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	b, c := newCountingBucket(mb)
 	return NewTable(b, name), mb, c
 }

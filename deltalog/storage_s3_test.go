@@ -12,6 +12,7 @@ import (
 	stdsync "sync"
 	"testing"
 
+	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/google/go-cmp/cmp"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -79,7 +80,7 @@ func TestS3LoadReusesConnections(t *testing.T) {
 	// The corpus table checkpointed at 10 (commits 11-14 after it), then 40
 	// more commits without protocol or metaData: a Load reads all 44
 	// commits (windows 1, 2, 4, 8, 16, 13) and the checkpoint.
-	dir := filepath.Join(logCorpusDir, "checkpoint", "_delta_log")
+	dir := filepath.Join(testcorpus.Dir(t), "checkpoint", "_delta_log")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)

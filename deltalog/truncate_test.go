@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/deltasync/deltasync/internal/testcorpus"
 	"gocloud.dev/blob/memblob"
 )
 
@@ -36,26 +36,15 @@ func TestTruncatedFilesNeverPanic(t *testing.T) {
 	ctx := context.Background()
 	for _, row := range readManifest(t) {
 		t.Run(row.Name, func(t *testing.T) {
-			root := filepath.Join(logCorpusDir, row.Name)
+			root := filepath.Join(testcorpus.Dir(t), row.Name)
 			mb := memblob.OpenBucket(nil)
 			defer mb.Close()
 			files := map[string][]byte{}
-			err := filepath.WalkDir(filepath.Join(root, "_delta_log"), func(path string, d os.DirEntry, err error) error {
-				if err != nil || d.IsDir() {
-					return err
-				}
-				data, err := os.ReadFile(path)
-				if err != nil {
-					return err
-				}
-				rel, _ := filepath.Rel(root, path)
-				key := filepath.ToSlash(rel)
+			testcorpus.ReadTree(t, filepath.Join(root, "_delta_log"), func(rel string, data []byte) error {
+				key := "_delta_log/" + rel
 				files[key] = data
 				return mb.WriteAll(ctx, key, data, nil)
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
 			tbl := NewTable(mb, row.Name)
 			for key, data := range files {
 				switch parseLogPath(key).Kind {

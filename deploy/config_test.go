@@ -56,8 +56,10 @@ func loadKeyPaths(t *testing.T, path string) map[string]bool {
 // engineer) sets, so a renamed option shows up here as well as in
 // check-config.
 func TestConfigUsesExampleKeys(t *testing.T) {
+	// Fail, never skip: a renamed or deleted reference would otherwise let
+	// this check pass silently.
 	if _, err := os.Stat(exampleConfigPath); err != nil {
-		t.Skipf("no %s yet: %v", exampleConfigPath, err)
+		t.Fatalf("deploy/%s (the documented config reference) is missing: %v", exampleConfigPath, err)
 	}
 	example := loadKeyPaths(t, exampleConfigPath)
 	var unknown []string

@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,11 +15,9 @@ import (
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/deltasync/deltasync/sync"
 )
-
-// corpus is the shared Delta log corpus (never copied into the repo).
-var corpus = filepath.Join("..", "..", "shared", "testdata", "delta-logs")
 
 // env is one end-to-end environment: a catalog (uctest, or the real server
 // named by DELTASYNC_UC_URL) with one fresh catalog and schema.
@@ -108,44 +104,17 @@ func (e *env) name(table string) catalog.TableName {
 // copies.
 func copyLog(t testing.TB, src, dst string, upTo int64) {
 	t.Helper()
-	root := filepath.Join(corpus, src)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+	testcorpus.CopyTree(t, filepath.Join(testcorpus.Dir(t), src), dst, func(rel string) bool {
+		if upTo < 0 {
+			return true
 		}
-		rel, _ := filepath.Rel(root, p)
-		if upTo >= 0 {
-			base := filepath.Base(p)
-			if len(base) < 20 {
-				return nil // _last_checkpoint etc.
-			}
-			v, err := strconv.ParseInt(base[:20], 10, 64)
-			if err != nil || v > upTo {
-				return nil
-			}
+		base := filepath.Base(rel)
+		if len(base) < 20 {
+			return false // _last_checkpoint etc.
 		}
-		out := filepath.Join(dst, rel)
-		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-			return err
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		f, err := os.Create(out)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(f, in); err != nil {
-			f.Close()
-			return err
-		}
-		return f.Close()
+		v, err := strconv.ParseInt(base[:20], 10, 64)
+		return err == nil && v <= upTo
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // snapshot loads the log in dir.

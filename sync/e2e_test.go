@@ -13,13 +13,14 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/uctest"
+	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/deltasync/deltasync/sync"
 )
 
 // okTables lists the corpus tables a reader must accept (manifest.tsv).
 func okTables(t *testing.T) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(corpus, "manifest.tsv"))
+	f, err := os.Open(filepath.Join(testcorpus.Dir(t), "manifest.tsv"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -376,24 +377,12 @@ func (w *logWriter) create(table string) {
 func (w *logWriter) importTable(table, src string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	root := filepath.Join(corpus, src)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		key := table + "/" + filepath.ToSlash(rel)
+	testcorpus.ReadTree(w.t, filepath.Join(testcorpus.Dir(w.t), src), func(rel string, b []byte) error {
+		key := table + "/" + rel
 		w.store.put(w.t, key, b)
 		w.written[key] = sha(b)
 		return nil
 	})
-	if err != nil {
-		w.t.Fatal(err)
-	}
 	st := w.readState(table)
 	w.tables[table] = &writtenTable{name: table, version: st.Version, static: true, states: map[int64]sync.LogState{st.Version: st}}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
 	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/internal/testcorpus"
 )
 
 // mirrorStore is a remote store plus a local mirror of every object: the
@@ -190,7 +191,7 @@ func TestFaultsStorageCheckpointVacuum(t *testing.T) {
 	rg := newFaultRig(t, s3RigStore)
 	rg.addStatic("cp", "checkpoint")
 	const cpKey = "cp/_delta_log/00000000000000000010.checkpoint.parquet"
-	cpData, err := os.ReadFile(filepath.Join(corpus, "checkpoint", "_delta_log", "00000000000000000010.checkpoint.parquet"))
+	cpData, err := os.ReadFile(filepath.Join(testcorpus.Dir(t), "checkpoint", "_delta_log", "00000000000000000010.checkpoint.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}

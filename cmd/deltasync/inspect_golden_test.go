@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/deltasync/deltasync/internal/testcorpus"
 )
 
 // TestInspectGolden compares the whole text and JSON output for a few
@@ -18,7 +20,7 @@ func TestInspectGolden(t *testing.T) {
 		{"table_failed_last_checkpoint_update", "json"},
 	} {
 		t.Run(tc.table+"."+tc.format, func(t *testing.T) {
-			code, stdout, stderr := runInspect(t, "-o", tc.format, filepath.Join(inspectCorpus, tc.table))
+			code, stdout, stderr := runInspect(t, "-o", tc.format, filepath.Join(testcorpus.Dir(t), tc.table))
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}

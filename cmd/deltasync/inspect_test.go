@@ -7,10 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// inspectCorpus is the shared corpus of real Delta logs.
-var inspectCorpus = filepath.Join("..", "..", "..", "shared", "testdata", "delta-logs")
+	"github.com/deltasync/deltasync/internal/testcorpus"
+)
 
 // runInspect runs "deltasync inspect args..." in-process.
 func runInspect(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -29,7 +28,7 @@ func TestInspect(t *testing.T) {
 		stderr   []string
 		jsonWant map[string]any // top-level JSON fields to check
 	}{
-		{name: "text", args: []string{filepath.Join(inspectCorpus, "dv-with-columnmapping")}, stdout: []string{
+		{name: "text", args: []string{filepath.Join(testcorpus.Dir(t), "dv-with-columnmapping")}, stdout: []string{
 			"version:            15\n",
 			"protocol:           reader 3, writer 7\n",
 			"reader features:    deletionVectors, columnMapping\n",
@@ -37,16 +36,16 @@ func TestInspect(t *testing.T) {
 			"properties:\n  delta.columnMapping.maxColumnId = 3\n  delta.columnMapping.mode = name\n  delta.enableDeletionVectors = true\n",
 			"schema:\n  part: integer\n  col1: integer\n  col2: string\n",
 		}},
-		{name: "text with file URL and nested schema", args: []string{"file://" + inspectAbs(t, filepath.Join(inspectCorpus, "data-reader-array-complex-objects"))}, stdout: []string{
+		{name: "text with file URL and nested schema", args: []string{"file://" + inspectAbs(t, filepath.Join(testcorpus.Dir(t), "data-reader-array-complex-objects"))}, stdout: []string{
 			"  list_of_records: array\n    element: struct\n      val: integer\n",
 		}},
-		{name: "json", args: []string{"-o", "json", filepath.Join(inspectCorpus, "checkpoint")},
+		{name: "json", args: []string{"-o", "json", filepath.Join(testcorpus.Dir(t), "checkpoint")},
 			jsonWant: map[string]any{"version": 14.0, "catalogManaged": false, "commitTimestamp": 1697495786458.0}},
-		{name: "json catalog-managed", args: []string{"-o", "json", filepath.Join(inspectCorpus, "catalog_managed_0")},
+		{name: "json catalog-managed", args: []string{"-o", "json", filepath.Join(testcorpus.Dir(t), "catalog_managed_0")},
 			jsonWant: map[string]any{"version": 0.0, "catalogManaged": true}},
-		{name: "refused gap", args: []string{filepath.Join(inspectCorpus, "err-table_c-gap-after-checkpoint")}, code: 1,
+		{name: "refused gap", args: []string{filepath.Join(testcorpus.Dir(t), "err-table_c-gap-after-checkpoint")}, code: 1,
 			stderr: []string{"err-table_c-gap-after-checkpoint", "00000000000000000012.json", "commit 12 is missing"}},
-		{name: "refused feature", args: []string{"-o", "json", filepath.Join(inspectCorpus, "err-table_d-catalogOwned")}, code: 1,
+		{name: "refused feature", args: []string{"-o", "json", filepath.Join(testcorpus.Dir(t), "err-table_d-catalogOwned")}, code: 1,
 			stderr: []string{`unsupported reader feature "catalogOwned"`}},
 		{name: "not a table", args: []string{t.TempDir()}, code: 1, stderr: []string{"not a Delta table"}},
 		{name: "bad format", args: []string{"-o", "yaml", "x"}, code: 1, stderr: []string{`-o "yaml": want text or json`}},

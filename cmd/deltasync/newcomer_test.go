@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/deltasync/deltasync/internal/testcorpus"
 )
 
 // Config problems are reported as the user wrote them, where they wrote
@@ -110,14 +112,14 @@ func TestHelpListsOnlyFlagsTheCommandUses(t *testing.T) {
 }
 
 func TestInspectWording(t *testing.T) {
-	code, _, errOut := runCLI(t, nil, "inspect", "-o", "yaml", filepath.Join(inspectCorpus, "checkpoint"))
+	code, _, errOut := runCLI(t, nil, "inspect", "-o", "yaml", filepath.Join(testcorpus.Dir(t), "checkpoint"))
 	if code != 1 || errOut != "deltasync: inspect: -o \"yaml\": want text or json\n" {
 		t.Errorf("-o yaml: exit %d (README: 0 or 1), %q", code, errOut)
 	}
-	logDir := filepath.Join(inspectCorpus, "checkpoint", "_delta_log")
+	logDir := filepath.Join(testcorpus.Dir(t), "checkpoint", "_delta_log")
 	code, _, errOut = runCLI(t, nil, "inspect", logDir)
 	want := logDir + " names the _delta_log directory itself; pass the table's root, the directory that contains it: " +
-		filepath.Join(inspectCorpus, "checkpoint") + "/\n"
+		filepath.Join(testcorpus.Dir(t), "checkpoint") + "/\n"
 	if code != 1 || !strings.HasSuffix(errOut, want) {
 		t.Errorf("inspect …/_delta_log: exit %d\n%s\nwant suffix %q", code, errOut, want)
 	}

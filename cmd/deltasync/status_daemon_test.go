@@ -19,6 +19,7 @@ import (
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -117,7 +118,7 @@ func startDaemonWithToken(t *testing.T, token string) *e2eDaemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := filepath.Join("..", "..", "..", "shared", "testdata", "delta-logs")
+	root := testcorpus.Dir(t)
 	tmp := t.TempDir()
 	for _, tb := range daemonTables {
 		dir := filepath.Join(tmp, tb.name)

@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,10 +10,9 @@ import (
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/deltasync/deltasync/sync"
 )
-
-var corpus = filepath.Join("..", "..", "..", "shared", "testdata", "delta-logs")
 
 // testCatalog is a uctest server with catalog "cat" and schema "s".
 type testCatalog struct {
@@ -41,31 +37,7 @@ func newTestCatalog(t *testing.T) *testCatalog {
 func (tc *testCatalog) register(src, name string) string {
 	tc.t.Helper()
 	dir := filepath.Join(tc.t.TempDir(), name)
-	root := filepath.Join(corpus, src)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		out := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-			return err
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		f, err := os.Create(out)
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(f, in)
-		return errorsJoin(err, f.Close())
-	})
-	if err != nil {
-		tc.t.Fatal(err)
-	}
+	testcorpus.CopyTree(tc.t, filepath.Join(testcorpus.Dir(tc.t), src), dir, nil)
 	ctx := context.Background()
 	tbl, err := deltalog.Open(ctx, "file://"+dir)
 	if err != nil {
@@ -98,13 +70,6 @@ func (tc *testCatalog) updates() int {
 		}
 	}
 	return n
-}
-
-func errorsJoin(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 func TestEnvName(t *testing.T) {

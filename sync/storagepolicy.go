@@ -172,14 +172,8 @@ func ParseStorageLocation(raw string) (StorageLocation, error) {
 	if err != nil {
 		return StorageLocation{}, fmt.Errorf("not a URL")
 	}
-	scheme := strings.ToLower(u.Scheme)
-	switch scheme {
-	case "s3a", "s3n":
-		scheme = "s3"
-	case "abfs":
-		scheme = "abfss"
-	case "s3", "gs", "azblob", "abfss", "file":
-	default:
+	scheme, ok := canonicalScheme(u.Scheme)
+	if !ok {
 		return StorageLocation{}, fmt.Errorf("scheme %q is not supported", u.Scheme)
 	}
 	if u.Opaque != "" {
@@ -222,6 +216,21 @@ func ParseStorageLocation(raw string) (StorageLocation, error) {
 	return l, nil
 }
 
+// canonicalScheme is the scheme a location or pattern is matched under
+// (lower case; the Hadoop aliases s3a, s3n and abfs as s3 and abfss); ok is
+// false for a scheme the policy does not know.
+func canonicalScheme(scheme string) (string, bool) {
+	switch s := strings.ToLower(scheme); s {
+	case "s3a", "s3n":
+		return "s3", true
+	case "abfs":
+		return "abfss", true
+	case "s3", "gs", "azblob", "abfss", "file":
+		return s, true
+	}
+	return "", false
+}
+
 // parsePattern parses an allow-list entry: scheme://bucket-glob/segment-globs,
 // "**" standing for any number of segments. Hadoop aliases (s3a, abfs)
 // and the file:/ forms are accepted as for locations.
@@ -234,16 +243,11 @@ func parsePattern(raw string) (locationPattern, error) {
 	if !ok {
 		return locationPattern{}, fmt.Errorf("want scheme://bucket/prefix/** or file:///dir/**")
 	}
-	scheme = strings.ToLower(scheme)
-	switch scheme {
-	case "s3a", "s3n":
-		scheme = "s3"
-	case "abfs":
-		scheme = "abfss"
-	case "s3", "gs", "azblob", "abfss", "file":
-	default:
-		return locationPattern{}, fmt.Errorf("scheme %q is not supported", scheme)
+	canon, ok := canonicalScheme(scheme)
+	if !ok {
+		return locationPattern{}, fmt.Errorf("scheme %q is not supported", strings.ToLower(scheme))
 	}
+	scheme = canon
 	if strings.ContainsAny(rest, "?#\\") {
 		return locationPattern{}, fmt.Errorf("no query, fragment or backslash")
 	}

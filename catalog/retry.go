@@ -55,7 +55,7 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 		p.MaxRetryAfter = 2 * time.Minute
 	}
 	if p.Sleep == nil {
-		p.Sleep = sleepCtx
+		p.Sleep = Sleep
 	}
 	if p.Jitter == nil {
 		p.Jitter = func(d time.Duration) time.Duration {
@@ -85,7 +85,9 @@ func (p RetryPolicy) backoff(n int, retryAfter time.Duration) time.Duration {
 	return d
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits d or until ctx is done, whichever is first: the retry
+// policy's default Sleep, for wrappers that add to it.
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

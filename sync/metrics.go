@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/deltasync/deltasync/catalog"
 )
 
 // Metrics holds deltasync's Prometheus collectors. Create it once per
@@ -194,12 +196,5 @@ func (m *Metrics) CatalogRetrySleep(ctx context.Context, d time.Duration) error 
 		m.catalogRetryWaiting.Inc()
 		defer m.catalogRetryWaiting.Dec()
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return catalog.Sleep(ctx, d)
 }

@@ -147,17 +147,21 @@ func parseObject(b []byte, depth int) ([]ObjectEvent, error) {
 
 // s3Record is one record of an S3 (or MinIO) event notification.
 type s3Record struct {
-	EventSource string `json:"eventSource"`
-	EventTime   string `json:"eventTime"`
-	EventName   string `json:"eventName"`
-	S3          struct {
-		Bucket struct {
-			Name string `json:"name"`
-		} `json:"bucket"`
-		Object struct {
-			Key string `json:"key"`
-		} `json:"object"`
-	} `json:"s3"`
+	EventSource string   `json:"eventSource"`
+	EventTime   string   `json:"eventTime"`
+	EventName   string   `json:"eventName"`
+	S3          s3Entity `json:"s3"`
+}
+
+// s3Entity names the bucket and object of an S3 event: the "s3" field of a
+// notification record and the "detail" of an EventBridge event alike.
+type s3Entity struct {
+	Bucket struct {
+		Name string `json:"name"`
+	} `json:"bucket"`
+	Object struct {
+		Key string `json:"key"`
+	} `json:"object"`
 }
 
 func parseS3Records(format string, records []json.RawMessage) ([]ObjectEvent, error) {
@@ -189,14 +193,7 @@ func parseS3Records(format string, records []json.RawMessage) ([]ObjectEvent, er
 // parseEventBridge reads S3's EventBridge events ("Object Created", ...).
 // Their object key is not URL-encoded.
 func parseEventBridge(env envelope) ([]ObjectEvent, error) {
-	var d struct {
-		Bucket struct {
-			Name string `json:"name"`
-		} `json:"bucket"`
-		Object struct {
-			Key string `json:"key"`
-		} `json:"object"`
-	}
+	var d s3Entity
 	if err := json.Unmarshal(env.Detail, &d); err != nil {
 		return nil, poison("EventBridge detail: %v", err)
 	}

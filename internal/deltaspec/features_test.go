@@ -1,13 +1,7 @@
 package deltaspec
 
 import (
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -30,29 +24,5 @@ func TestReaderWriterFeatures(t *testing.T) {
 	got[0] = "changed"
 	if readerWriterFeatures[0] == "changed" {
 		t.Error("ReaderWriterFeatures returns the package's slice")
-	}
-}
-
-// TestImportsNothingOfDeltasync: deltalog and catalog both import this
-// package, so it must not become a path between them.
-func TestImportsNothingOfDeltasync(t *testing.T) {
-	files, _ := filepath.Glob("*.go")
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		af, err := parser.ParseFile(token.NewFileSet(), f, src, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range af.Imports {
-			if p, _ := strconv.Unquote(imp.Path.Value); strings.HasPrefix(p, "github.com/deltasync/deltasync/") {
-				t.Errorf("%s imports %s", f, p)
-			}
-		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -175,7 +176,39 @@ type scaleCycle struct {
 	catalogReqs          map[string]int
 	lists, gets          float64
 	peakRSSMiB           float64
+	heap                 heapPeaks
+	scrape               heapPeaks // of the registry's Gather after the cycle
+	scrapeRSSMiB         float64
 	unchanged, synced, n int
+}
+
+// heapPeaks are the largest values runtime/metrics showed while a cycle ran:
+// where a peak RSS comes from (live objects, or the collector's goal above
+// them).
+type heapPeaks struct{ live, goal, objects uint64 }
+
+// sampleHeap samples runtime/metrics every 2 ms until stop is called.
+func sampleHeap() (stop func() heapPeaks) {
+	samples := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/goal:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	var p heapPeaks
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(samples)
+			p.live = max(p.live, samples[0].Value.Uint64())
+			p.goal = max(p.goal, samples[1].Value.Uint64())
+			p.objects = max(p.objects, samples[2].Value.Uint64())
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() heapPeaks { close(done); <-finished; return p }
 }
 
 func cpuTime() time.Duration {
@@ -306,11 +339,15 @@ func TestScale(t *testing.T) {
 		clear(ops)
 		mu.Unlock()
 		l0, g0 := storageRequests(t, reg)
-		cpu0, start := cpuTime(), time.Now()
+		cpu0, start, stopSampling := cpuTime(), time.Now(), sampleHeap()
 		rep := rec.Sync(ctx)
-		c := scaleCycle{name: name, wall: time.Since(start), cpu: cpuTime() - cpu0, n: len(rep.Results),
+		c := scaleCycle{name: name, wall: time.Since(start), cpu: cpuTime() - cpu0, heap: stopSampling(), n: len(rep.Results),
 			unchanged: rep.Count(sync.OutcomeUnchanged), synced: rep.Count(sync.OutcomeSynced), peakRSSMiB: peakRSSMiB()}
+		// The gather that counts storage requests is what a /metrics
+		// scrape does; its own peaks are kept apart from the cycle's.
+		stopSampling = sampleHeap()
 		l1, g1 := storageRequests(t, reg)
+		c.scrape, c.scrapeRSSMiB = stopSampling(), peakRSSMiB()
 		c.lists, c.gets = l1-l0, g1-g0
 		mu.Lock()
 		c.catalogReqs = copyCounts(ops)
@@ -322,6 +359,24 @@ func TestScale(t *testing.T) {
 		return rep
 	}
 
+	// DELTASYNC_SCALE_MIDPROFILE=file DELTASYNC_SCALE_MIDPROFILE_AT=40s,65s:
+	// heap profiles (after a GC: what is live) that long after the first
+	// cycle started, written to file.1, file.2, …
+	if p := os.Getenv("DELTASYNC_SCALE_MIDPROFILE"); p != "" {
+		for i, at := range strings.Split(os.Getenv("DELTASYNC_SCALE_MIDPROFILE_AT"), ",") {
+			d, err := time.ParseDuration(at)
+			if err != nil {
+				t.Fatalf("DELTASYNC_SCALE_MIDPROFILE_AT: %v", err)
+			}
+			time.AfterFunc(d, func() {
+				runtime.GC()
+				if f, err := os.Create(fmt.Sprintf("%s.%d", p, i+1)); err == nil {
+					_ = pprof.WriteHeapProfile(f)
+					_ = f.Close()
+				}
+			})
+		}
+	}
 	if rep := cycle("first"); rep.Count(sync.OutcomeUnchanged) != n {
 		t.Errorf("first cycle: %s, want every table unchanged", rep.Summary())
 	}
@@ -383,16 +438,22 @@ func TestScale(t *testing.T) {
 	}
 	t.Logf("%d tables, concurrency %d, GOMAXPROCS %d, load average %.1f %.1f %.1f, latency %q",
 		n, concurrency, runtime.GOMAXPROCS(0), load[0], load[1], load[2], os.Getenv(scaleLatencyEnv))
-	t.Logf("| cycle | wall | CPU | CPU per table | catalog req/table | storage LIST/table | storage GET/table | peak RSS | outcomes |")
-	t.Logf("|---|---|---|---|---|---|---|---|---|")
+	t.Logf("| cycle | wall | CPU | CPU per table | catalog req/table | storage LIST/table | storage GET/table | peak RSS | max live / goal / objects heap | outcomes |")
+	t.Logf("|---|---|---|---|---|---|---|---|---|---|")
 	for _, c := range cycles {
 		total := 0
 		for _, v := range c.catalogReqs {
 			total += v
 		}
-		t.Logf("| %s | %.2f s | %.2f s | %.3f ms | %.4f %v | %.3f | %.3f | %.0f MiB | %d unchanged, %d synced |",
+		t.Logf("| %s | %.2f s | %.2f s | %.3f ms | %.4f %v | %.3f | %.3f | %.0f MiB | %.0f / %.0f / %.0f MiB | %d unchanged, %d synced |",
 			c.name, c.wall.Seconds(), c.cpu.Seconds(), float64(c.cpu.Microseconds())/1000/float64(n),
-			float64(total)/float64(n), c.catalogReqs, c.lists/float64(n), c.gets/float64(n), c.peakRSSMiB, c.unchanged, c.synced)
+			float64(total)/float64(n), c.catalogReqs, c.lists/float64(n), c.gets/float64(n), c.peakRSSMiB,
+			float64(c.heap.live)/(1<<20), float64(c.heap.goal)/(1<<20), float64(c.heap.objects)/(1<<20), c.unchanged, c.synced)
+	}
+	t.Logf("the metrics gather (a /metrics scrape) after each cycle:")
+	for _, c := range cycles {
+		t.Logf("| after %s | max live / goal / objects heap %.0f / %.0f / %.0f MiB | peak RSS so far %.0f MiB |", c.name,
+			float64(c.scrape.live)/(1<<20), float64(c.scrape.goal)/(1<<20), float64(c.scrape.objects)/(1<<20), c.scrapeRSSMiB)
 	}
 }
 

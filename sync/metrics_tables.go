@@ -2,27 +2,42 @@ package sync
 
 import (
 	"math/bits"
+	"strings"
 	stdsync "sync"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // tableCollector exports the per-table series (deltasync_table_*) from one
 // compact entry per table, built at scrape time. Recording a table is a map
 // update, forgetting it a map delete: O(1) whatever the number of tables,
 // with no per-series objects kept between scrapes (a GaugeVec keeps one
-// metric with its label pairs per series, about a dozen per table, and
-// finding a table's old table_info series meant DeletePartialMatch, a walk
-// over every series under the vector's lock).
+// metric with its label pairs per series, and finding a table's old
+// table_info series meant DeletePartialMatch, a walk over every series
+// under the vector's lock).
+//
+// A scrape is what a fleet pays for these series: every series becomes a
+// dto.Metric that lives until the exposition is written (client_golang has
+// no streaming gather). So each table exports only what carries
+// information: table_drift only for the kinds that differ (an in-sync table
+// has none; `sum by (kind)` and `> 0` read the same), and the label pairs
+// are built once per table and shared by every scrape instead of being
+// validated, allocated and sorted per series (prometheus.MustNewConstMetric).
 type tableCollector struct {
 	info, drift, logVersion, catalogVersion, outOfSync, lastSync *prometheus.Desc
 
 	mu     stdsync.Mutex
 	tables map[string]*tableSeries
+	// pairs interns the label pairs of the few values table_type, mode,
+	// sync_status and kind take; guarded by mu.
+	pairs map[[2]string]*dto.LabelPair
 }
 
 // tableSeries is what one table exports.
 type tableSeries struct {
+	name              string
 	typ, mode, status string
 	drift             uint8 // bit i set: driftKinds[i] differs
 	has               uint8 // hasLogVersion | hasCatalogVersion | hasLastSync
@@ -30,6 +45,10 @@ type tableSeries struct {
 	catalogVersion    int64
 	outOfSync         int
 	lastSync          float64
+	// byTable is {table}, infoLabels {mode, sync_status, table, table_type}:
+	// sorted by name as the exposition wants them, never modified once
+	// built (a scrape hands them out), rebuilt when a value changes.
+	byTable, infoLabels []*dto.LabelPair
 }
 
 const (
@@ -38,20 +57,51 @@ const (
 	hasLastSync
 )
 
+// Label names, addressable for dto.LabelPair.
+var (
+	labelTable     = "table"
+	labelTableType = "table_type"
+	labelMode      = "mode"
+	labelStatus    = "sync_status"
+	labelKind      = "kind"
+)
+
 func newTableCollector(ns string) *tableCollector {
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(prometheus.BuildFQName(ns, "", name), help, labels, nil)
 	}
 	return &tableCollector{
 		info: d("table_info", "Always 1; labels describe each selected table and its sync status (Synced, OutOfSync, Unknown).",
-			"table", "table_type", "mode", "sync_status"),
-		drift:          d("table_drift", "1 when the catalog differs from the log in this kind of metadata, else 0.", "table", "kind"),
-		logVersion:     d("table_log_version", "Latest Delta log version read for the table.", "table"),
-		catalogVersion: d("table_catalog_version", "Log version the catalog records as synced (delta.lastUpdateVersion).", "table"),
-		outOfSync:      d("table_out_of_sync_cycles", "Consecutive cycles the table has been OutOfSync or Unknown.", "table"),
-		lastSync:       d("table_last_sync_timestamp_seconds", "Unix time the table was last seen in sync (unchanged or synced).", "table"),
+			labelTable, labelTableType, labelMode, labelStatus),
+		drift: d("table_drift", "1 when the catalog differs from the log in this kind of metadata; kinds without drift have no series.",
+			labelTable, labelKind),
+		logVersion:     d("table_log_version", "Latest Delta log version read for the table.", labelTable),
+		catalogVersion: d("table_catalog_version", "Log version the catalog records as synced (delta.lastUpdateVersion).", labelTable),
+		outOfSync:      d("table_out_of_sync_cycles", "Consecutive cycles the table has been OutOfSync or Unknown.", labelTable),
+		lastSync:       d("table_last_sync_timestamp_seconds", "Unix time the table was last seen in sync (unchanged or synced).", labelTable),
 		tables:         map[string]*tableSeries{},
+		pairs:          map[[2]string]*dto.LabelPair{},
 	}
+}
+
+// pair returns the shared label pair name=value; c.mu must be held.
+func (c *tableCollector) pair(name *string, value string) *dto.LabelPair {
+	k := [2]string{*name, value}
+	p, ok := c.pairs[k]
+	if !ok {
+		p = &dto.LabelPair{Name: name, Value: &k[1]}
+		c.pairs[k] = p
+	}
+	return p
+}
+
+// labelValue makes s a valid label value: the registry refuses a scrape
+// holding invalid UTF-8, and a catalog may name a table with any bytes.
+func labelValue(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // record stores a table's state; a version left nil keeps the last one seen.
@@ -68,10 +118,16 @@ func (c *tableCollector) record(st *TableStatus) {
 	defer c.mu.Unlock()
 	s, ok := c.tables[st.Table]
 	if !ok {
-		s = &tableSeries{}
+		s = &tableSeries{name: labelValue(st.Table)}
+		s.byTable = []*dto.LabelPair{{Name: &labelTable, Value: &s.name}}
 		c.tables[st.Table] = s
 	}
-	s.typ, s.mode, s.status, s.drift = st.Type, string(st.Mode), string(st.Status), drift
+	if s.infoLabels == nil || s.typ != st.Type || s.mode != string(st.Mode) || s.status != string(st.Status) {
+		s.typ, s.mode, s.status = st.Type, string(st.Mode), string(st.Status)
+		s.infoLabels = []*dto.LabelPair{c.pair(&labelMode, labelValue(s.mode)), c.pair(&labelStatus, labelValue(s.status)),
+			s.byTable[0], c.pair(&labelTableType, labelValue(s.typ))}
+	}
+	s.drift = drift
 	if st.LogVersion != nil {
 		s.logVersion, s.has = *st.LogVersion, s.has|hasLogVersion
 	}
@@ -98,35 +154,59 @@ func (c *tableCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Collect implements prometheus.Collector. The entries are copied under the
-// lock and turned into metrics outside it, so a scrape never holds up the
-// workers for longer than a copy.
+// tableMetric is one per-table gauge sample as a scrape sees it.
+type tableMetric struct {
+	desc   *prometheus.Desc
+	labels []*dto.LabelPair
+	value  float64
+	gauge  dto.Gauge
+}
+
+// Desc implements prometheus.Metric.
+func (m *tableMetric) Desc() *prometheus.Desc { return m.desc }
+
+// Write implements prometheus.Metric. The label pairs are shared between
+// scrapes; the registry and the encoders only read them.
+func (m *tableMetric) Write(out *dto.Metric) error {
+	m.gauge.Value = &m.value
+	out.Label, out.Gauge = m.labels, &m.gauge
+	return nil
+}
+
+// Collect implements prometheus.Collector. The samples are built under the
+// lock into one slice (one allocation per scrape, not several per series)
+// and sent outside it, so a scrape never holds up the workers for longer
+// than that copy.
 func (c *tableCollector) Collect(ch chan<- prometheus.Metric) {
-	type entry struct {
-		name string
-		tableSeries
-	}
 	c.mu.Lock()
-	all := make([]entry, 0, len(c.tables))
-	for name, s := range c.tables {
-		all = append(all, entry{name, *s})
+	n := 0
+	for _, s := range c.tables {
+		n += 2 + bits.OnesCount8(s.drift) + bits.OnesCount8(s.has) // info, out_of_sync, drifts, versions, last sync
+	}
+	ms := make([]tableMetric, 0, n)
+	add := func(d *prometheus.Desc, labels []*dto.LabelPair, v float64) {
+		ms = append(ms, tableMetric{desc: d, labels: labels, value: v})
+	}
+	for _, s := range c.tables {
+		add(c.info, s.infoLabels, 1)
+		for i, k := range driftKinds {
+			if s.drift&(1<<i) != 0 { // sorted: kind, table
+				add(c.drift, []*dto.LabelPair{c.pair(&labelKind, string(k)), s.byTable[0]}, 1)
+			}
+		}
+		if s.has&hasLogVersion != 0 {
+			add(c.logVersion, s.byTable, float64(s.logVersion))
+		}
+		if s.has&hasCatalogVersion != 0 {
+			add(c.catalogVersion, s.byTable, float64(s.catalogVersion))
+		}
+		add(c.outOfSync, s.byTable, float64(s.outOfSync))
+		if s.has&hasLastSync != 0 {
+			add(c.lastSync, s.byTable, s.lastSync)
+		}
 	}
 	c.mu.Unlock()
-	g := prometheus.GaugeValue
-	for _, e := range all {
-		ch <- prometheus.MustNewConstMetric(c.info, g, 1, e.name, e.typ, e.mode, e.status)
-		for i, k := range driftKinds {
-			ch <- prometheus.MustNewConstMetric(c.drift, g, float64(bits.OnesCount8(e.drift&(1<<i))), e.name, string(k))
-		}
-		if e.has&hasLogVersion != 0 {
-			ch <- prometheus.MustNewConstMetric(c.logVersion, g, float64(e.logVersion), e.name)
-		}
-		if e.has&hasCatalogVersion != 0 {
-			ch <- prometheus.MustNewConstMetric(c.catalogVersion, g, float64(e.catalogVersion), e.name)
-		}
-		ch <- prometheus.MustNewConstMetric(c.outOfSync, g, float64(e.outOfSync), e.name)
-		if e.has&hasLastSync != 0 {
-			ch <- prometheus.MustNewConstMetric(c.lastSync, g, e.lastSync, e.name)
-		}
+	for i := range ms {
+		ch <- &ms[i]
 	}
 }

@@ -25,8 +25,26 @@ const azureEnabled = true
 // localemu= and cdn= are honoured as by the gocloud opener.
 func openAzure(ctx context.Context, u *url.URL, c Credentials) (*blob.Bucket, error) {
 	if c.AzureSASToken == "" {
+		// The gocloud opener makes a container client, with a credential
+		// of its own (default Azure credentials fetch their own token), per
+		// bucket it opens. Tables of one container share the first one's.
 		bucketURL := &url.URL{Scheme: u.Scheme, Host: u.Host, RawQuery: u.RawQuery}
-		return blob.OpenBucket(ctx, bucketURL.String())
+		client, err := azureContainers.get(bucketURL.String(), func() (*container.Client, error) {
+			b, err := blob.OpenBucket(ctx, bucketURL.String())
+			if err != nil {
+				return nil, err
+			}
+			defer b.Close() // its client lives on, shared
+			var c *container.Client
+			if !b.As(&c) {
+				return nil, errors.New("azblob bucket exposes no container client")
+			}
+			return c, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return azureblob.OpenBucket(ctx, client, nil)
 	}
 	so := azureblob.ServiceURLOptions{SASToken: strings.TrimPrefix(c.AzureSASToken, "?")}
 	for key, vals := range u.Query() {
@@ -67,6 +85,10 @@ func openAzure(ctx context.Context, u *url.URL, c Credentials) (*blob.Bucket, er
 	}
 	return azureblob.OpenBucket(ctx, client, nil)
 }
+
+// azureContainers are the shared container clients of the tables opened
+// with ambient credentials, by container URL.
+var azureContainers sharedClients[*container.Client]
 
 // containerURLWithSAS appends the container name to the service URL path,
 // keeping the SAS query.

@@ -26,8 +26,14 @@ func openGCS(ctx context.Context, u *url.URL, c Credentials) (*blob.Bucket, erro
 		// Without default credentials the gocloud opener prints a warning
 		// to stdout (breaking -o json) and goes on with an empty key whose
 		// requests fail with a misleading parse error: say so up front.
+		// Checked once per process (a success is kept): finding them reads
+		// files or asks the metadata server, and the opener's client is
+		// shared by every gs:// table anyway.
 		if os.Getenv("STORAGE_EMULATOR_HOST") == "" && os.Getenv("STORAGE_EMULATOR_HOST_GRPC") == "" {
-			if _, err := gcp.DefaultCredentials(ctx); err != nil {
+			if _, err := gcsDefaultCredentials.get("", func() (bool, error) {
+				_, err := gcp.DefaultCredentials(ctx)
+				return err == nil, err
+			}); err != nil {
 				return nil, classifyStoreError(err)
 			}
 		}
@@ -41,6 +47,10 @@ func openGCS(ctx context.Context, u *url.URL, c Credentials) (*blob.Bucket, erro
 	}
 	return gcsblob.OpenBucket(ctx, client, u.Host, nil)
 }
+
+// gcsDefaultCredentials remembers that application default credentials
+// were found.
+var gcsDefaultCredentials sharedClients[bool]
 
 // hintGCS sets StartOffset (inclusive) on a GCS object query.
 func hintGCS(as func(any) bool, full func(string) (string, bool)) bool {

@@ -185,11 +185,12 @@ type scaleCycle struct {
 // heapPeaks are the largest values runtime/metrics showed while a cycle ran:
 // where a peak RSS comes from (live objects, or the collector's goal above
 // them).
-type heapPeaks struct{ live, goal, objects uint64 }
+type heapPeaks struct{ live, goal, objects, runtime uint64 }
 
 // sampleHeap samples runtime/metrics every 2 ms until stop is called.
 func sampleHeap() (stop func() heapPeaks) {
-	samples := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/goal:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	samples := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/goal:bytes"}, {Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	var p heapPeaks
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -201,6 +202,9 @@ func sampleHeap() (stop func() heapPeaks) {
 			p.live = max(p.live, samples[0].Value.Uint64())
 			p.goal = max(p.goal, samples[1].Value.Uint64())
 			p.objects = max(p.objects, samples[2].Value.Uint64())
+			// What the runtime holds from the OS (heap, stacks, GC
+			// metadata; what GOMEMLIMIT bounds), not the binary's pages.
+			p.runtime = max(p.runtime, samples[3].Value.Uint64()-samples[4].Value.Uint64())
 			select {
 			case <-done:
 				return
@@ -319,7 +323,7 @@ func TestScale(t *testing.T) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	baseHeap := ms.HeapAlloc
+	baseHeap, baseRSS := ms.HeapAlloc, peakRSSMiB()
 	// The reconciler's clock stands still unless moved: the steady and
 	// drift cycles are "between resyncs"; the last cycle moves it one
 	// minute into the interval, where 1/60 of the tables are due.
@@ -438,22 +442,23 @@ func TestScale(t *testing.T) {
 	}
 	t.Logf("%d tables, concurrency %d, GOMAXPROCS %d, load average %.1f %.1f %.1f, latency %q",
 		n, concurrency, runtime.GOMAXPROCS(0), load[0], load[1], load[2], os.Getenv(scaleLatencyEnv))
-	t.Logf("| cycle | wall | CPU | CPU per table | catalog req/table | storage LIST/table | storage GET/table | peak RSS | max live / goal / objects heap | outcomes |")
-	t.Logf("|---|---|---|---|---|---|---|---|---|---|")
+	t.Logf("process RSS before the Reconciler existed: %.0f MiB", baseRSS)
+	t.Logf("| cycle | wall | CPU | CPU per table | catalog req/table | storage LIST/table | storage GET/table | peak RSS | max Go runtime memory | max live / goal / objects heap | outcomes |")
+	t.Logf("|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, c := range cycles {
 		total := 0
 		for _, v := range c.catalogReqs {
 			total += v
 		}
-		t.Logf("| %s | %.2f s | %.2f s | %.3f ms | %.4f %v | %.3f | %.3f | %.0f MiB | %.0f / %.0f / %.0f MiB | %d unchanged, %d synced |",
+		t.Logf("| %s | %.2f s | %.2f s | %.3f ms | %.4f %v | %.3f | %.3f | %.0f MiB | %.0f MiB | %.0f / %.0f / %.0f MiB | %d unchanged, %d synced |",
 			c.name, c.wall.Seconds(), c.cpu.Seconds(), float64(c.cpu.Microseconds())/1000/float64(n),
-			float64(total)/float64(n), c.catalogReqs, c.lists/float64(n), c.gets/float64(n), c.peakRSSMiB,
+			float64(total)/float64(n), c.catalogReqs, c.lists/float64(n), c.gets/float64(n), c.peakRSSMiB, float64(c.heap.runtime)/(1<<20),
 			float64(c.heap.live)/(1<<20), float64(c.heap.goal)/(1<<20), float64(c.heap.objects)/(1<<20), c.unchanged, c.synced)
 	}
 	t.Logf("the metrics gather (a /metrics scrape) after each cycle:")
 	for _, c := range cycles {
-		t.Logf("| after %s | max live / goal / objects heap %.0f / %.0f / %.0f MiB | peak RSS so far %.0f MiB |", c.name,
-			float64(c.scrape.live)/(1<<20), float64(c.scrape.goal)/(1<<20), float64(c.scrape.objects)/(1<<20), c.scrapeRSSMiB)
+		t.Logf("| after %s | max Go runtime memory %.0f MiB | max live / goal / objects heap %.0f / %.0f / %.0f MiB | peak RSS so far %.0f MiB |", c.name,
+			float64(c.scrape.runtime)/(1<<20), float64(c.scrape.live)/(1<<20), float64(c.scrape.goal)/(1<<20), float64(c.scrape.objects)/(1<<20), c.scrapeRSSMiB)
 	}
 }
 

@@ -49,10 +49,9 @@ func (c *Client) listAll(ctx context.Context, op, path string, q url.Values, dec
 	}
 }
 
-// rawJSON captures a response body for listAll.
+// rawJSON captures a response body for listAll as it came (Client.do
+// neither validates nor copies it).
 type rawJSON []byte
-
-func (r *rawJSON) UnmarshalJSON(b []byte) error { *r = append((*r)[:0], b...); return nil }
 
 // listPage is one page of a classic list answer. Each list call reads the
 // items field of its resource (see listPages); the others stay empty.

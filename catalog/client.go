@@ -204,7 +204,12 @@ func (c *Client) do(ctx context.Context, r request, out any) (int, error) {
 			ownPause = c.throttle.pause(c.retry.Now(), min(retryAfter, c.retry.MaxRetryAfter))
 		}
 		if err == nil {
-			if out != nil && len(bytes.TrimSpace(respBody)) > 0 {
+			if raw, ok := out.(*rawJSON); ok {
+				// A list page, decoded by its caller after dropping its
+				// columns: json.Unmarshal here would scan (validate) and
+				// copy the whole page once more before it even starts.
+				*raw = respBody
+			} else if out != nil && len(bytes.TrimSpace(respBody)) > 0 {
 				if derr := json.Unmarshal(respBody, out); derr != nil {
 					return status, fmt.Errorf("catalog: %s: decode response: %w", r.op, derr)
 				}
@@ -264,7 +269,7 @@ func (c *Client) attempt(ctx context.Context, r request, target string, payload 
 		return 0, 0, nil, fmt.Errorf("catalog: %s: %w", r.op, redactErr(err, tok))
 	}
 	defer resp.Body.Close()
-	body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	body, rerr := readBody(resp, maxBody)
 	status = resp.StatusCode
 	if status >= 200 && status < 300 {
 		if rerr != nil {
@@ -278,6 +283,18 @@ func (c *Client) attempt(ctx context.Context, r request, target string, payload 
 	apiErr := parseAPIError(status, body)
 	apiErr.Operation = r.op
 	return status, parseRetryAfter(resp.Header.Get("Retry-After"), c.retry.Now()), nil, apiErr
+}
+
+// readBody reads at most limit bytes of resp's body, into a buffer of the
+// announced length when there is one (a list page is hundreds of KB:
+// io.ReadAll would grow its buffer several times on the way).
+func readBody(resp *http.Response, limit int64) ([]byte, error) {
+	if n := resp.ContentLength; n > 0 && n <= limit && resp.Request != nil && resp.Request.Method != http.MethodHead {
+		b := make([]byte, n)
+		_, err := io.ReadFull(resp.Body, b)
+		return b, err
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, limit))
 }
 
 // redact removes tok, and any run of 8 or more of its characters in any

@@ -3,7 +3,10 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -134,4 +137,52 @@ func BenchmarkListPageDecode(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestListTablesPagesReadsPageOnce bounds what listing a page costs the
+// client in allocated bytes, relative to the page: reading the body and
+// the decoded tables, without a validating copy of the whole page on the
+// way (which Client.do used to make for every list page: ~1x the page).
+func TestListTablesPagesReadsPageOnce(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString(`{"tables":[`)
+	for i := range 50 {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		fmt.Fprintf(&sb, `{"name":"t%d","catalog_name":"c","schema_name":"s","table_type":"EXTERNAL","updated_at":7,"storage_location":"s3://b/t%d","table_id":"id-%d","columns":[`, i, i, i)
+		for j := range 40 {
+			if j > 0 {
+				sb.WriteString(",")
+			}
+			fmt.Fprintf(&sb, `{"name":"column_%d","type_name":"LONG","type_text":"bigint","type_json":"{\"name\":\"column_%d\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}}","position":%d,"nullable":true}`, j, j, j)
+		}
+		sb.WriteString("]}")
+	}
+	sb.WriteString(`]}`)
+	page := sb.String()
+	ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(page)))
+		writeJSON(w, 200, page)
+	})
+	c := newClient(t, ts.URL, Options{})
+	list := func() {
+		n := 0
+		if err := c.ListTablesPages(context.Background(), "c", "s", func(p []TableInfo) error { n += len(p); return nil }); err != nil || n != 50 {
+			t.Fatalf("listed %d tables, err %v; want 50", n, err)
+		}
+	}
+	list() // warm the connection
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const rounds = 20
+	for range rounds {
+		list()
+	}
+	runtime.ReadMemStats(&after)
+	perPage := float64(after.TotalAlloc-before.TotalAlloc) / rounds
+	t.Logf("page of %d B: %.0f B allocated per page (%.2f x)", len(page), perPage, perPage/float64(len(page)))
+	if perPage > 2*float64(len(page)) {
+		t.Errorf("listing a %d B page allocated %.0f B, want at most 2x the page", len(page), perPage)
+	}
 }

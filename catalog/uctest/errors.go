@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -135,6 +136,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		status, b = http.StatusInternalServerError, []byte(`{"error":{"message":"marshal failed","type":"InternalServerErrorException","code":500}}`)
 	}
 	w.Header().Set("Content-Type", "application/json")
+	// As the real server (Armeria) does for a JSON answer it holds whole.
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }

@@ -86,10 +86,31 @@ func openS3(ctx context.Context, u *url.URL, c Credentials) (*blob.Bucket, error
 	if bc, ok := cfg.HTTPClient.(*awshttp.BuildableClient); ok {
 		cfg.HTTPClient = bc.WithTransportOptions(keepFetchConns)
 	}
+	clientOpts = append(clientOpts, readOnlyChecksums)
 	client := s3.NewFromConfig(cfg, clientOpts...)
 	return s3blob.OpenBucket(ctx, client, u.Host, &s3blob.Options{
 		RequestChecksumCalculation: cfg.RequestChecksumCalculation,
 	})
+}
+
+// readOnlyChecksums turns off the SDK's optional flexible checksums
+// (its default since 2025 is "when supported"); they stay on where an
+// operation requires them. deltasync only sends GET and LIST requests,
+// which have no body, so the request side changes nothing but the
+// middleware it skips. On the response side the default asks S3 for the
+// object's full-object checksum on every GET (x-amz-checksum-mode) and
+// CRCs each body as it is read: a few percent of the CPU of a Load, which
+// is ~100 small GETs. What that check adds is small for deltasync: over
+// HTTPS (every S3 endpoint unless disable_https) TLS already
+// authenticates every byte between S3 and the process, S3 checks its own
+// stored checksums, ranged GETs (Parquet checkpoints) never had a
+// full-object checksum to check, and commits written without one
+// (older writers) were never checked either. A commit corrupted at rest
+// anyway still fails JSON parsing with an error naming the file in most
+// cases. Over plain HTTP to a local store only TCP's checksum remains.
+func readOnlyChecksums(o *s3.Options) {
+	o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+	o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 }
 
 // keepFetchConns lets the SDK's transport keep as many idle connections per

@@ -63,16 +63,34 @@ func (r *replay) apply(p *logPath, fa *fileActions) {
 	}
 }
 
-// prefetchMax bounds how many JSON files are fetched concurrently.
+// prefetchMax bounds how many GETs a Load has in flight.
 const prefetchMax = 16
+
+// prefetchBytes bounds the bytes of the commits fetched ahead of the one
+// being applied (sizes from the listing): a run of big commits is fetched
+// a few at a time, always at least one.
+const prefetchBytes = 16 << 20
 
 // idleConnsPerHost is how many idle connections per host an object-store
 // client keeps for reuse: the GETs in flight of a few concurrent Loads.
 const idleConnsPerHost = 4 * prefetchMax
 
 // run reads files (newest first) until done. A run of JSON files is
-// fetched by commits; Parquet checkpoints are read one at a time (a few
-// block GETs).
+// fetched concurrently and applied in order (commits); Parquet
+// checkpoints are read one at a time (a few block GETs).
+//
+// When a run of JSON files ends at a Parquet checkpoint, the replay will
+// almost always need all of them and the checkpoint: a checkpoint holds
+// the table's protocol, so stopping early means that a commit since the
+// checkpoint wrote both protocol and metaData (a protocol upgrade or a
+// replace). So there the window starts full instead of at 1, and the
+// checkpoint's first file is read alongside the commits. On an object
+// store that saves the round trips of the ramp (1, 2, 4, 8 ...) and of
+// the checkpoint's footer and chunk reads; in the rare early stop it
+// wastes at most one window of commits and the checkpoint read. Without
+// a checkpoint below (a log read from commit 0, or a refresh), the window
+// still starts at 1: there the newest commit is more often the one that
+// holds protocol and metaData (a table just created or replaced).
 func (t *Table) run(ctx context.Context, r *replay, files []logPath) *LogError {
 	for i := 0; i < len(files) && !r.done(); {
 		if files[i].Parquet {
@@ -89,10 +107,37 @@ func (t *Table) run(ctx context.Context, r *replay, files []logPath) *LogError {
 		for j < len(files) && !files[j].Parquet {
 			j++
 		}
-		if err := t.commits(ctx, r, files[i:j]); err != nil {
-			return err
+		if j == len(files) {
+			return t.commits(ctx, r, files[i:j], 1, prefetchMax)
 		}
-		i = j
+		// The checkpoint read takes one of the prefetchMax GETs in flight.
+		cp := &files[j]
+		wantDomains := r.wantDomains()
+		var fa *fileActions
+		var cpErr *LogError
+		cpDone := make(chan struct{})
+		go func() {
+			defer close(cpDone)
+			fa, cpErr = t.readParquet(ctx, cp, wantDomains)
+		}()
+		err := t.commits(ctx, r, files[i:j], prefetchMax-1, prefetchMax-1)
+		<-cpDone
+		switch {
+		case err != nil:
+			return err
+		case r.done():
+			return nil
+		case cpErr != nil && wantDomains != r.wantDomains():
+			// A commit held a protocol without domainMetadata, and the
+			// read with domains failed: read the checkpoint as the replay
+			// would have, without them (its domains are dropped anyway).
+			i = j
+			continue
+		case cpErr != nil:
+			return cpErr
+		}
+		r.apply(cp, fa)
+		i = j + 1
 	}
 	return nil
 }
@@ -112,23 +157,24 @@ type fetched struct {
 
 // commits fetches JSON files concurrently and applies them in order until
 // done. The number of files fetched ahead of the one being applied (the
-// window) starts at 1 and grows by one per file applied, up to
-// prefetchMax: each file applied starts up to two GETs, so the window
-// doubles per round trip, as the windows of 1, 2, 4, 8, 16 did before,
-// but it slides: a GET starts as soon as a slot frees instead of when
-// the slowest GET of a window ends. A replay that stops early (protocol
-// and metaData in the newest commit) has wasted at most the rest of the
-// window. GETs run on at most prefetchMax worker goroutines that each do
-// many: a fresh goroutine per GET grew its stack through the SDK's deep
-// middleware chain every time (~10% of the CPU of a Load over S3).
-// Errors are reported in order of application, naming the file.
-func (t *Table) commits(ctx context.Context, r *replay, files []logPath) *LogError {
+// window) starts at window and grows by one per file applied, up to
+// maxWindow, and their bytes stay under prefetchBytes. From 1, each file
+// applied starts up to two GETs, so the window doubles per round trip, as
+// the windows of 1, 2, 4, 8, 16 did before, but it slides: a GET starts
+// as soon as a slot frees instead of when the slowest GET of a window
+// ends. A replay that stops early (protocol and metaData in the newest
+// commit) has wasted at most the rest of the window. GETs run on at most
+// maxWindow worker goroutines that each do many: a fresh goroutine per GET
+// grew its stack through the SDK's deep middleware chain every time (~10%
+// of the CPU of a Load over S3). Errors are reported in order of
+// application, naming the file.
+func (t *Table) commits(ctx context.Context, r *replay, files []logPath, window, maxWindow int) *LogError {
 	var wg stdsync.WaitGroup
 	var stop atomic.Bool
-	jobs := make(chan fetchJob, prefetchMax)
+	jobs := make(chan fetchJob, maxWindow)
 	// Never more results outstanding than GETs started and not applied
-	// (at most prefetchMax): workers never block on send.
-	results := make(chan fetched, prefetchMax)
+	// (at most maxWindow): workers never block on send.
+	results := make(chan fetched, maxWindow)
 	// On return, GETs already sent complete (as when a whole window was
 	// awaited before any of it was applied) and queued ones are dropped.
 	defer func() {
@@ -141,12 +187,18 @@ func (t *Table) commits(ctx context.Context, r *replay, files []logPath) *LogErr
 	// free holds the buffers of commits already parsed, for later GETs:
 	// nothing parsed keeps a reference into a file's bytes.
 	var free [][]byte
-	workers, next, window := 0, 0, 1
+	workers, next := 0, 0
+	var ahead int64 // bytes of files[i:next]
 	for i := range files {
 		if r.done() {
 			return nil
 		}
 		for ; next < len(files) && next-i < window; next++ {
+			size := max(files[next].Size, 0)
+			if next > i && ahead+size > prefetchBytes {
+				break
+			}
+			ahead += size
 			job := fetchJob{i: next}
 			if k := len(free); k > 0 {
 				job.buf, free = free[k-1], free[:k-1]
@@ -171,6 +223,7 @@ func (t *Table) commits(ctx context.Context, r *replay, files []logPath) *LogErr
 			res := <-results
 			got[res.i], arrived[res.i] = res, true
 		}
+		ahead -= max(files[i].Size, 0)
 		p := &files[i]
 		if got[i].err != nil {
 			return fileErr(p.Version, p.Key, 0, got[i].err)
@@ -183,7 +236,7 @@ func (t *Table) commits(ctx context.Context, r *replay, files []logPath) *LogErr
 		free = append(free, got[i].data)
 		got[i] = fetched{}
 		r.apply(p, fa)
-		window = min(window+1, prefetchMax)
+		window = min(window+1, maxWindow)
 	}
 	return nil
 }

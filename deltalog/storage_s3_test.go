@@ -35,12 +35,11 @@ func (c *s3Requests) take() (int, map[string]int) {
 }
 
 // TestS3LoadReusesConnections: a Load over s3:// whose commits are fetched
-// in windows of prefetchMax concurrent GETs sends exactly the requests it
+// with up to prefetchMax concurrent GETs sends exactly the requests it
 // needs (one LIST, one GET per file, no HEAD), and repeated Loads reuse
 // their connections: the transport keeps as many idle connections per host
 // as there are GETs in flight. With the SDK's default of 10 idle
-// connections per host, each window of 16 GETs dialled up to 6 new ones
-// (5 Loads: ~80 connections).
+// connections per host, every Load dialled again those above 10.
 func TestS3LoadReusesConnections(t *testing.T) {
 	if !s3Enabled {
 		t.Skip("built with tag nos3")
@@ -79,7 +78,7 @@ func TestS3LoadReusesConnections(t *testing.T) {
 	seed := openTable(t, u, creds)
 	// The corpus table checkpointed at 10 (commits 11-14 after it), then 40
 	// more commits without protocol or metaData: a Load reads all 44
-	// commits (windows 1, 2, 4, 8, 16, 13) and the checkpoint.
+	// commits (prefetchMax-1 at a time, the checkpoint alongside).
 	dir := filepath.Join(testcorpus.Dir(t), "checkpoint", "_delta_log")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -120,9 +119,12 @@ func TestS3LoadReusesConnections(t *testing.T) {
 		dialled += conns
 	}
 	// At most prefetchMax requests are ever in flight, so a transport that
-	// keeps its idle connections never needs more than that many, however
-	// the GETs of a window happen to overlap.
-	if dialled > prefetchMax {
-		t.Errorf("5 Loads opened %d connections, want at most %d (the GETs in flight): idle connections were dropped and dialled again", dialled, prefetchMax)
+	// keeps its idle connections needs about that many, dialled by the
+	// first Load. A connection goes back to the pool a moment after its
+	// body is read, so a GET started in that moment (the window slides)
+	// may dial one more now and then: observed 0-10 over the four later
+	// Loads. Dropping idle connections costs ~20 per Load.
+	if limit := prefetchMax + prefetchMax/2; dialled > limit {
+		t.Errorf("5 Loads opened %d connections, want at most %d (the GETs in flight, and a few more): idle connections were dropped and dialled again", dialled, limit)
 	}
 }

@@ -114,11 +114,11 @@ func readOnlyChecksums(o *s3.Options) {
 }
 
 // keepFetchConns lets the SDK's transport keep as many idle connections per
-// host as a Load has GETs in flight. The SDK's default (10) is below
-// prefetchMax, so every window of concurrent commit GETs closed the
-// connections above 10 and the next window dialled them again: 23-30 new
-// TCP connections per Load of a table with 100 commits after its
-// checkpoint (TestS3LoadReusesConnections).
+// host as a few Loads have GETs in flight. The SDK's default (10) is below
+// prefetchMax, so the connections above 10 of every burst of concurrent
+// commit GETs were closed and dialled again: 23-30 new TCP connections per
+// Load of a table with 100 commits after its checkpoint, when at most 16
+// GETs were in flight (TestS3LoadReusesConnections).
 func keepFetchConns(tr *http.Transport) {
 	tr.MaxIdleConnsPerHost = max(tr.MaxIdleConnsPerHost, idleConnsPerHost)
 	tr.MaxIdleConns = max(tr.MaxIdleConns, idleConnsPerHost)

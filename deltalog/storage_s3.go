@@ -60,6 +60,7 @@ func openS3(ctx context.Context, u *url.URL, c Credentials) (*blob.Bucket, error
 	// Server-side encryption applies to writes only; deltasync only reads.
 	q.Del("ssetype")
 	q.Del("kmskeyid")
+	clientOpts = append(clientOpts, readOnlyChecksums)
 	// Every table of a fleet shares the client of its URL parameters (the
 	// bucket is not part of a client): one configuration load, one
 	// credential chain and one connection pool for all of them.
@@ -134,12 +135,32 @@ func s3Config(ctx context.Context, q url.Values, ambient bool) (aws.Config, erro
 	return cfg, nil
 }
 
+// readOnlyChecksums turns off the SDK's optional flexible checksums
+// (its default since 2025 is "when supported"); they stay on where an
+// operation requires them. deltasync only sends GET and LIST requests,
+// which have no body, so the request side changes nothing but the
+// middleware it skips. On the response side the default asks S3 for the
+// object's full-object checksum on every GET (x-amz-checksum-mode) and
+// CRCs each body as it is read: a few percent of the CPU of a Load, which
+// is ~100 small GETs. What that check adds is small for deltasync: over
+// HTTPS (every S3 endpoint unless disable_https) TLS already
+// authenticates every byte between S3 and the process, S3 checks its own
+// stored checksums, ranged GETs (Parquet checkpoints) never had a
+// full-object checksum to check, and commits written without one
+// (older writers) were never checked either. A commit corrupted at rest
+// anyway still fails JSON parsing with an error naming the file in most
+// cases. Over plain HTTP to a local store only TCP's checksum remains.
+func readOnlyChecksums(o *s3.Options) {
+	o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+	o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+}
+
 // keepFetchConns lets the SDK's transport keep as many idle connections per
-// host as a Load has GETs in flight. The SDK's default (10) is below
-// prefetchMax, so every window of concurrent commit GETs closed the
-// connections above 10 and the next window dialled them again: 23-30 new
-// TCP connections per Load of a table with 100 commits after its
-// checkpoint (TestS3LoadReusesConnections).
+// host as a few Loads have GETs in flight. The SDK's default (10) is below
+// prefetchMax, so the connections above 10 of every burst of concurrent
+// commit GETs were closed and dialled again: 23-30 new TCP connections per
+// Load of a table with 100 commits after its checkpoint, when at most 16
+// GETs were in flight (TestS3LoadReusesConnections).
 func keepFetchConns(tr *http.Transport) {
 	tr.MaxIdleConnsPerHost = max(tr.MaxIdleConnsPerHost, idleConnsPerHost)
 	tr.MaxIdleConns = max(tr.MaxIdleConns, idleConnsPerHost)

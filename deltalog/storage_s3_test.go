@@ -13,6 +13,7 @@ import (
 	stdsync "sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/google/go-cmp/cmp"
 	"github.com/johannesboyne/gofakes3"
@@ -36,12 +37,11 @@ func (c *s3Requests) take() (int, map[string]int) {
 }
 
 // TestS3LoadReusesConnections: a Load over s3:// whose commits are fetched
-// in windows of prefetchMax concurrent GETs sends exactly the requests it
+// with up to prefetchMax concurrent GETs sends exactly the requests it
 // needs (one LIST, one GET per file, no HEAD), and repeated Loads reuse
 // their connections: the transport keeps as many idle connections per host
 // as there are GETs in flight. With the SDK's default of 10 idle
-// connections per host, each window of 16 GETs dialled up to 6 new ones
-// (5 Loads: ~80 connections).
+// connections per host, every Load dialled again those above 10.
 func TestS3LoadReusesConnections(t *testing.T) {
 	if !s3Enabled {
 		t.Skip("built with tag nos3")
@@ -53,7 +53,7 @@ func TestS3LoadReusesConnections(t *testing.T) {
 	seed := openTable(t, u, creds)
 	// The corpus table checkpointed at 10 (commits 11-14 after it), then 40
 	// more commits without protocol or metaData: a Load reads all 44
-	// commits (windows 1, 2, 4, 8, 16, 13) and the checkpoint.
+	// commits (prefetchMax-1 at a time, the checkpoint alongside).
 	dir := filepath.Join(testcorpus.Dir(t), "checkpoint", "_delta_log")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -94,10 +94,13 @@ func TestS3LoadReusesConnections(t *testing.T) {
 		dialled += conns
 	}
 	// At most prefetchMax requests are ever in flight, so a transport that
-	// keeps its idle connections never needs more than that many, however
-	// the GETs of a window happen to overlap.
-	if dialled > prefetchMax {
-		t.Errorf("5 Loads opened %d connections, want at most %d (the GETs in flight): idle connections were dropped and dialled again", dialled, prefetchMax)
+	// keeps its idle connections needs about that many, dialled by the
+	// first Load. A connection goes back to the pool a moment after its
+	// body is read, so a GET started in that moment (the window slides)
+	// may dial one more now and then: observed 0-10 over the four later
+	// Loads. Dropping idle connections costs ~20 per Load.
+	if limit := prefetchMax + prefetchMax/2; dialled > limit {
+		t.Errorf("5 Loads opened %d connections, want at most %d (the GETs in flight, and a few more): idle connections were dropped and dialled again", dialled, limit)
 	}
 }
 
@@ -160,7 +163,7 @@ func TestS3TablesShareClient(t *testing.T) {
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	ctx := context.Background()
 	rec, srv := newS3Fake(t)
-	const tables = 20
+	const tables = 40
 	params := "?endpoint=" + url.QueryEscape(srv.URL) + "&region=us-east-1&use_path_style=true&disable_https=true"
 	seed := openTable(t, "s3://lake"+params, Credentials{})
 	dir := filepath.Join(testcorpus.Dir(t), "checkpoint", "_delta_log")
@@ -202,6 +205,21 @@ func TestS3TablesShareClient(t *testing.T) {
 			if perOpen > 64<<10 {
 				t.Errorf("an Open allocated %d B, want at most 64 KiB: the client is not shared", perOpen)
 			}
+			if c.creds == (Credentials{}) { // ambient: one client for all
+				var first *s3.Client
+				for i, tbl := range tbls {
+					var cl *s3.Client
+					if !tbl.bucket.As(&cl) {
+						t.Fatalf("t%d: bucket exposes no s3 client", i)
+					}
+					if first == nil {
+						first = cl
+					}
+					if cl != first {
+						t.Errorf("t%d has an s3 client of its own; tables with the same URL parameters must share one", i)
+					}
+				}
+			}
 			rec.take()
 			for i, tbl := range tbls {
 				if _, err := tbl.Load(ctx, LoadOptions{}); err != nil {
@@ -209,9 +227,11 @@ func TestS3TablesShareClient(t *testing.T) {
 				}
 			}
 			// One Load has at most prefetchMax GETs in flight; a shared
-			// pool never needs more connections than that for all tables.
-			if conns, _ := rec.take(); conns > prefetchMax {
-				t.Errorf("Loads of %d tables dialled %d connections, want at most %d: the tables do not share a connection pool", tables, conns, prefetchMax)
+			// pool needs about that many connections for all tables (and
+			// now and then one more: see TestS3LoadReusesConnections).
+			if conns, _ := rec.take(); conns > prefetchMax+prefetchMax/2 {
+				limit := prefetchMax + prefetchMax/2
+				t.Errorf("Loads of %d tables dialled %d connections, want at most %d: the tables do not share a connection pool", tables, conns, limit)
 			}
 		})
 	}

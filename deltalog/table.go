@@ -88,9 +88,12 @@ type RatifiedCommit struct {
 // table has domain metadata), then the checkpoint's protocol/metaData
 // columns (one GET for a checkpoint of up to 1 MiB, else one per 256 KiB
 // block touched: the footer's and the projected chunks'). Commits are
-// fetched in growing concurrent windows (1, 2, 4, ... 16), so a replay
-// that stops early may have fetched the rest of its last window. Ratified commits are
-// read by name, never listed. Sidecars are never opened.
+// fetched concurrently and applied in order: above a checkpoint up to 31
+// at once from the start, with the checkpoint read alongside; without a
+// checkpoint below in a window growing from 1 to 32. A replay that stops
+// early may have fetched the rest of its window (and, above a checkpoint,
+// the checkpoint). Ratified commits are read by name, never listed.
+// Sidecars are never opened.
 //
 // CommitTimestamp is the newest file's in-commit timestamp when
 // delta.enableInCommitTimestamps is true, else its commitInfo.timestamp,

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"strings"
 	stdsync "sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,6 +31,9 @@ type tableCollector struct {
 
 	mu     stdsync.Mutex
 	tables map[string]*tableSeries
+	// streaming > 0: a text scrape (Metrics.Handler) writes these series
+	// itself, so Collect yields none to the registry's gather.
+	streaming atomic.Int32
 	// pairs interns the label pairs of the few values table_type, mode,
 	// sync_status and kind take; guarded by mu.
 	pairs map[[2]string]*dto.LabelPair
@@ -66,19 +70,27 @@ var (
 	labelKind      = "kind"
 )
 
+// The per-table families' help texts (the registry's and the text scrape's).
+const (
+	infoHelp           = "Always 1; labels describe each selected table and its sync status (Synced, OutOfSync, Unknown)."
+	driftHelp          = "1 when the catalog differs from the log in this kind of metadata; kinds without drift have no series."
+	logVersionHelp     = "Latest Delta log version read for the table."
+	catalogVersionHelp = "Log version the catalog records as synced (delta.lastUpdateVersion)."
+	outOfSyncHelp      = "Consecutive cycles the table has been OutOfSync or Unknown."
+	lastSyncHelp       = "Unix time the table was last seen in sync (unchanged or synced)."
+)
+
 func newTableCollector(ns string) *tableCollector {
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(prometheus.BuildFQName(ns, "", name), help, labels, nil)
 	}
 	return &tableCollector{
-		info: d("table_info", "Always 1; labels describe each selected table and its sync status (Synced, OutOfSync, Unknown).",
-			labelTable, labelTableType, labelMode, labelStatus),
-		drift: d("table_drift", "1 when the catalog differs from the log in this kind of metadata; kinds without drift have no series.",
-			labelTable, labelKind),
-		logVersion:     d("table_log_version", "Latest Delta log version read for the table.", labelTable),
-		catalogVersion: d("table_catalog_version", "Log version the catalog records as synced (delta.lastUpdateVersion).", labelTable),
-		outOfSync:      d("table_out_of_sync_cycles", "Consecutive cycles the table has been OutOfSync or Unknown.", labelTable),
-		lastSync:       d("table_last_sync_timestamp_seconds", "Unix time the table was last seen in sync (unchanged or synced).", labelTable),
+		info:           d("table_info", infoHelp, labelTable, labelTableType, labelMode, labelStatus),
+		drift:          d("table_drift", driftHelp, labelTable, labelKind),
+		logVersion:     d("table_log_version", logVersionHelp, labelTable),
+		catalogVersion: d("table_catalog_version", catalogVersionHelp, labelTable),
+		outOfSync:      d("table_out_of_sync_cycles", outOfSyncHelp, labelTable),
+		lastSync:       d("table_last_sync_timestamp_seconds", lastSyncHelp, labelTable),
 		tables:         map[string]*tableSeries{},
 		pairs:          map[[2]string]*dto.LabelPair{},
 	}
@@ -178,6 +190,9 @@ func (m *tableMetric) Write(out *dto.Metric) error {
 // and sent outside it, so a scrape never holds up the workers for longer
 // than that copy.
 func (c *tableCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.streaming.Load() > 0 {
+		return
+	}
 	c.mu.Lock()
 	n := 0
 	for _, s := range c.tables {

@@ -20,6 +20,13 @@ var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 // metricsScenario drives every collector with fixed values.
 func metricsScenario(t *testing.T) *prometheus.Registry {
 	t.Helper()
+	reg, _ := metricsScenarioWith(t)
+	return reg
+}
+
+// metricsScenarioWith is metricsScenario, with the Metrics it drove.
+func metricsScenarioWith(t *testing.T) (*prometheus.Registry, *Metrics) {
+	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
 	m := newMetrics(reg, "v1.2.3", "go1.26.8")
 	v := func(n int64) *int64 { return &n }
@@ -47,7 +54,7 @@ func metricsScenario(t *testing.T) *prometheus.Registry {
 	m.ObserveCatalog("loadTable", 200, 40*time.Millisecond, nil)
 	m.ObserveCatalog("updateTable", 409, 60*time.Millisecond, nil)
 	m.ObserveCatalog("getTable", 0, 5*time.Second, errors.New("timeout"))
-	return reg
+	return reg, m
 }
 
 func TestMetricsGolden(t *testing.T) {

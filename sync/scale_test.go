@@ -4,10 +4,13 @@ package sync_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +26,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/uctest"
@@ -177,7 +181,7 @@ type scaleCycle struct {
 	lists, gets          float64
 	peakRSSMiB           float64
 	heap                 heapPeaks
-	scrape               heapPeaks // of the registry's Gather after the cycle
+	scrape               heapPeaks // of the /metrics scrape after the cycle
 	scrapeRSSMiB         float64
 	unchanged, synced, n int
 }
@@ -227,26 +231,63 @@ func peakRSSMiB() float64 {
 	return float64(ru.Maxrss) / 1024 // KiB on Linux
 }
 
-func storageRequests(t testing.TB, reg *prometheus.Registry) (lists, gets float64) {
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
+// storageRequests scrapes /metrics as Prometheus would (the text format,
+// which streams the per-table series) and reads the storage request
+// counters from it on the fly.
+func storageRequests(t testing.TB, h http.Handler) (lists, gets float64) {
+	c := &storageCounter{}
+	h.ServeHTTP(c, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if c.status != 0 && c.status != http.StatusOK {
+		t.Fatalf("GET /metrics: %d", c.status)
 	}
-	for _, mf := range mfs {
-		if mf.GetName() != "deltasync_storage_requests_total" {
-			continue
+	c.line(c.partial)
+	return c.lists, c.gets
+}
+
+// storageCounter is an http.ResponseWriter that keeps only the values of
+// deltasync_storage_requests_total.
+type storageCounter struct {
+	status      int
+	partial     []byte
+	lists, gets float64
+}
+
+func (c *storageCounter) Header() http.Header { return http.Header{} }
+func (c *storageCounter) WriteHeader(s int)   { c.status = s }
+func (c *storageCounter) Write(b []byte) (int, error) {
+	n := len(b)
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			c.partial = append(c.partial, b...)
+			return n, nil
 		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "op" && l.GetValue() == "list" {
-					lists += m.GetCounter().GetValue()
-				} else if l.GetName() == "op" {
-					gets += m.GetCounter().GetValue()
-				}
-			}
+		if len(c.partial) > 0 {
+			c.partial = append(c.partial, b[:i]...)
+			c.line(c.partial)
+			c.partial = c.partial[:0]
+		} else {
+			c.line(b[:i])
 		}
+		b = b[i+1:]
 	}
-	return lists, gets
+}
+
+func (c *storageCounter) line(l []byte) {
+	rest, ok := bytes.CutPrefix(l, []byte("deltasync_storage_requests_total{"))
+	if !ok {
+		return
+	}
+	sp := bytes.LastIndexByte(rest, ' ')
+	v, err := strconv.ParseFloat(string(rest[sp+1:]), 64)
+	if sp < 0 || err != nil {
+		return
+	}
+	if bytes.Contains(rest[:sp], []byte(`op="list"`)) {
+		c.lists += v
+	} else {
+		c.gets += v
+	}
 }
 
 func TestScale(t *testing.T) {
@@ -329,6 +370,7 @@ func TestScale(t *testing.T) {
 	// minute into the interval, where 1/60 of the tables are due.
 	var clock atomic.Int64
 	clock.Store(time.Now().UnixNano())
+	scrapes := metrics.Handler(reg, promhttp.HandlerOpts{})
 	rec, err := sync.New(sync.Options{Catalog: client, Selector: sel, Concurrency: concurrency, Storage: pol,
 		ResyncInterval: time.Hour, Metrics: metrics, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
 	if err != nil {
@@ -342,15 +384,15 @@ func TestScale(t *testing.T) {
 		mu.Lock()
 		clear(ops)
 		mu.Unlock()
-		l0, g0 := storageRequests(t, reg)
+		l0, g0 := storageRequests(t, scrapes)
 		cpu0, start, stopSampling := cpuTime(), time.Now(), sampleHeap()
 		rep := rec.Sync(ctx)
 		c := scaleCycle{name: name, wall: time.Since(start), cpu: cpuTime() - cpu0, heap: stopSampling(), n: len(rep.Results),
 			unchanged: rep.Count(sync.OutcomeUnchanged), synced: rep.Count(sync.OutcomeSynced), peakRSSMiB: peakRSSMiB()}
-		// The gather that counts storage requests is what a /metrics
-		// scrape does; its own peaks are kept apart from the cycle's.
+		// The scrape that counts storage requests is what Prometheus
+		// does; its own peaks are kept apart from the cycle's.
 		stopSampling = sampleHeap()
-		l1, g1 := storageRequests(t, reg)
+		l1, g1 := storageRequests(t, scrapes)
 		c.scrape, c.scrapeRSSMiB = stopSampling(), peakRSSMiB()
 		c.lists, c.gets = l1-l0, g1-g0
 		mu.Lock()
@@ -455,7 +497,7 @@ func TestScale(t *testing.T) {
 			float64(total)/float64(n), c.catalogReqs, c.lists/float64(n), c.gets/float64(n), c.peakRSSMiB, float64(c.heap.runtime)/(1<<20),
 			float64(c.heap.live)/(1<<20), float64(c.heap.goal)/(1<<20), float64(c.heap.objects)/(1<<20), c.unchanged, c.synced)
 	}
-	t.Logf("the metrics gather (a /metrics scrape) after each cycle:")
+	t.Logf("the /metrics scrape after each cycle:")
 	for _, c := range cycles {
 		t.Logf("| after %s | max Go runtime memory %.0f MiB | max live / goal / objects heap %.0f / %.0f / %.0f MiB | peak RSS so far %.0f MiB |", c.name,
 			float64(c.scrape.runtime)/(1<<20), float64(c.scrape.live)/(1<<20), float64(c.scrape.goal)/(1<<20), float64(c.scrape.objects)/(1<<20), c.scrapeRSSMiB)

@@ -46,7 +46,7 @@ func newRunCommand(c *cli) *cobra.Command {
 // handler is the daemon's HTTP mux.
 func (a *app) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{Registry: a.registry}))
+	mux.Handle("GET /metrics", a.metrics.Handler(a.registry, promhttp.HandlerOpts{Registry: a.registry}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})

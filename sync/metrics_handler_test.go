@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	stdsync "sync"
 	"testing"
 	"time"
 
@@ -161,3 +162,52 @@ func (d discardWriter) WriteHeader(int)             {}
 
 // dtoFamily wraps the decoded family for the protobuf check.
 type dtoFamily struct{ dto.MetricFamily }
+
+// TestMetricsHandlerConcurrentScrapes: text scrapes running together with
+// workers recording tables and a protobuf scrape all see every table: a
+// text scrape's muting of the table collector never leaks into the
+// protobuf one's gather. Run with -race.
+func TestMetricsHandlerConcurrentScrapes(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := newMetrics(reg, "v", "go")
+	const n = 200
+	v := int64(1)
+	for i := range n {
+		m.recordTable(TableStatus{Table: fmt.Sprintf("c.s.t%03d", i), Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced, LogVersion: &v})
+	}
+	h := m.Handler(reg, promhttp.HandlerOpts{})
+	pbAccept := map[string]string{"Accept": "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"}
+	var wg stdsync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 20 {
+				switch {
+				case w == 0: // a worker
+					m.recordTable(TableStatus{Table: fmt.Sprintf("c.s.t%03d", i), Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced, LogVersion: &v})
+				case w == 1: // a protobuf scraper
+					resp, body := scrape(t, h, pbAccept)
+					dec := expfmt.NewDecoder(bytes.NewReader(body), expfmt.ResponseFormat(resp.Header))
+					infos := 0
+					for {
+						var mf dtoFamily
+						if err := dec.Decode(&mf.MetricFamily); err != nil {
+							break
+						}
+						if mf.GetName() == "deltasync_table_info" {
+							infos = len(mf.GetMetric())
+						}
+					}
+					if infos != n {
+						t.Errorf("protobuf scrape %d: %d table_info series, want %d", i, infos, n)
+					}
+				default: // text scrapers
+					_, body := scrape(t, h, nil)
+					if got := strings.Count(string(body), "\ndeltasync_table_info{"); got != n {
+						t.Errorf("text scrape %d: %d table_info series, want %d", i, got, n)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}

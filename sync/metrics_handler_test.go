@@ -181,10 +181,10 @@ func TestMetricsHandlerConcurrentScrapes(t *testing.T) {
 	for w := range 4 {
 		wg.Go(func() {
 			for i := range 20 {
-				switch {
-				case w == 0: // a worker
+				switch w {
+				case 0: // a worker
 					m.recordTable(TableStatus{Table: fmt.Sprintf("c.s.t%03d", i), Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced, LogVersion: &v})
-				case w == 1: // a protobuf scraper
+				case 1: // a protobuf scraper
 					resp, body := scrape(t, h, pbAccept)
 					dec := expfmt.NewDecoder(bytes.NewReader(body), expfmt.ResponseFormat(resp.Header))
 					infos := 0

@@ -22,7 +22,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 )
 
-// scrape GETs /metrics from h with the given request headers.
+// scrape GETs /metrics from h with the given request headers. A failed
+// scrape is reported with t.Errorf (it may run on another goroutine) and
+// returns a nil body.
 func scrape(t *testing.T, h http.Handler, header map[string]string) (*http.Response, []byte) {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
@@ -33,13 +35,36 @@ func scrape(t *testing.T, h http.Handler, header map[string]string) (*http.Respo
 	h.ServeHTTP(rec, req)
 	resp := rec.Result()
 	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %d %s", resp.StatusCode, body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /metrics: %d %s %v", resp.StatusCode, body, err)
+		return resp, nil
 	}
 	return resp, body
+}
+
+// protobufTableInfos scrapes h asking for the protobuf format and returns
+// how many deltasync_table_info series it got (-1 when the scrape failed).
+func protobufTableInfos(t *testing.T, h http.Handler) int {
+	t.Helper()
+	resp, body := scrape(t, h, map[string]string{"Accept": "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"})
+	if body == nil {
+		return -1
+	}
+	dec := expfmt.NewDecoder(bytes.NewReader(body), expfmt.ResponseFormat(resp.Header))
+	infos := 0
+	for {
+		var mf dto.MetricFamily
+		if err := dec.Decode(&mf); err != nil {
+			if err != io.EOF {
+				t.Errorf("decoding the protobuf scrape: %v", err)
+				return -1
+			}
+			return infos
+		}
+		if mf.GetName() == "deltasync_table_info" {
+			infos = len(mf.GetMetric())
+		}
+	}
 }
 
 // encodeGather is the exposition promhttp writes in the text format.
@@ -103,22 +128,7 @@ func TestMetricsHandlerMatchesGather(t *testing.T) {
 		t.Errorf("gzipped text scrape differs from the gathered exposition")
 	}
 
-	resp, pb := scrape(t, h, map[string]string{"Accept": "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"})
-	dec := expfmt.NewDecoder(bytes.NewReader(pb), expfmt.ResponseFormat(resp.Header))
-	infos := 0
-	for {
-		var mf dtoFamily
-		if err := dec.Decode(&mf.MetricFamily); err != nil {
-			if err != io.EOF {
-				t.Fatal(err)
-			}
-			break
-		}
-		if mf.GetName() == "deltasync_table_info" {
-			infos = len(mf.GetMetric())
-		}
-	}
-	if infos != 3+4 {
+	if infos := protobufTableInfos(t, h); infos != 3+4 {
 		t.Errorf("protobuf scrape: %d table_info series, want 7", infos)
 	}
 }
@@ -128,13 +138,7 @@ func TestMetricsHandlerMatchesGather(t *testing.T) {
 // (a gather of the same registry: ~1.5 KiB per table, all live at once).
 func TestTextScrapeHeapPerTable(t *testing.T) {
 	const n = 2000
-	reg := prometheus.NewRegistry()
-	m := newMetrics(reg, "v", "go")
-	v := int64(7)
-	for i := range n {
-		m.recordTable(TableStatus{Table: fmt.Sprintf("main.s%d.table_%d", i%40, i), Type: "EXTERNAL", Mode: ModeSync,
-			Status: StatusSynced, Outcome: OutcomeUnchanged, LogVersion: &v, CatalogVersion: &v, LastSync: time.Unix(1e9, 0)})
-	}
+	reg, m := inSyncFleet(n)
 	h := m.Handler(reg, promhttp.HandlerOpts{})
 	_, body := scrape(t, h, nil) // warm
 	if got := strings.Count(string(body), "\ndeltasync_table_"); got != 5*n {
@@ -160,9 +164,6 @@ func (d discardWriter) Header() http.Header         { return d.header }
 func (d discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (d discardWriter) WriteHeader(int)             {}
 
-// dtoFamily wraps the decoded family for the protobuf check.
-type dtoFamily struct{ dto.MetricFamily }
-
 // TestMetricsHandlerConcurrentScrapes: text scrapes running together with
 // workers recording tables and a protobuf scrape all see every table: a
 // text scrape's muting of the table collector never leaks into the
@@ -176,7 +177,6 @@ func TestMetricsHandlerConcurrentScrapes(t *testing.T) {
 		m.recordTable(TableStatus{Table: fmt.Sprintf("c.s.t%03d", i), Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced, LogVersion: &v})
 	}
 	h := m.Handler(reg, promhttp.HandlerOpts{})
-	pbAccept := map[string]string{"Accept": "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"}
 	var wg stdsync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {
@@ -185,18 +185,7 @@ func TestMetricsHandlerConcurrentScrapes(t *testing.T) {
 				case 0: // a worker
 					m.recordTable(TableStatus{Table: fmt.Sprintf("c.s.t%03d", i), Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced, LogVersion: &v})
 				case 1: // a protobuf scraper
-					resp, body := scrape(t, h, pbAccept)
-					dec := expfmt.NewDecoder(bytes.NewReader(body), expfmt.ResponseFormat(resp.Header))
-					infos := 0
-					for {
-						var mf dtoFamily
-						if err := dec.Decode(&mf.MetricFamily); err != nil {
-							break
-						}
-						if mf.GetName() == "deltasync_table_info" {
-							infos = len(mf.GetMetric())
-						}
-					}
+					infos := protobufTableInfos(t, h)
 					if infos != n {
 						t.Errorf("protobuf scrape %d: %d table_info series, want %d", i, infos, n)
 					}

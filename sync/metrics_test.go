@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/prometheus/common/expfmt"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -58,21 +56,10 @@ func metricsScenarioWith(t *testing.T) (*prometheus.Registry, *Metrics) {
 }
 
 func TestMetricsGolden(t *testing.T) {
-	reg := metricsScenario(t)
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
-	for _, mf := range mfs {
-		if err := enc.Encode(mf); err != nil {
-			t.Fatal(err)
-		}
-	}
+	got := encodeGather(t, metricsScenario(t))
 	golden := filepath.Join("testdata", "metrics.golden")
 	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -80,7 +67,7 @@ func TestMetricsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
-	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
+	if diff := cmp.Diff(string(want), got); diff != "" {
 		t.Errorf("/metrics exposition differs from %s (-want +got):\n%s", golden, diff)
 	}
 }

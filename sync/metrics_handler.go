@@ -2,6 +2,7 @@ package sync
 
 import (
 	"bufio"
+	"cmp"
 	"compress/gzip"
 	"io"
 	"net/http"
@@ -55,9 +56,8 @@ func (m *Metrics) Handler(g prometheus.Gatherer, opts promhttp.HandlerOpts) http
 		}
 		bw := bufio.NewWriterSize(out, 32<<10)
 		enc := expfmt.NewEncoder(bw, format)
-		first := prometheus.BuildFQName("deltasync", "", "table_") // where the table families sort
-		i := 0
-		for ; i < len(mfs) && mfs[i].GetName() < first; i++ {
+		i := 0 // the registry's families sort by name; the table ones go where theirs would
+		for ; i < len(mfs) && mfs[i].GetName() < m.tables.families.prefix; i++ {
 			if err := enc.Encode(mfs[i]); err != nil {
 				return
 			}
@@ -85,123 +85,116 @@ func acceptsGzip(h string) bool {
 	return false
 }
 
-// textRow is one table's state as a text scrape copies it.
-type textRow struct {
-	name, typ, mode, status    string
-	drift, has                 uint8
-	logVersion, catalogVersion int64
-	outOfSync                  int
-	lastSync                   float64
-}
-
 // writeText writes the per-table families in the text exposition format,
-// in the order and form the registry and expfmt would (TestMetricsHandler
-// compares the two byte for byte): families by name, series by their
-// label values in label-name order, families without series left out.
+// in the order and form the registry and expfmt would
+// (TestMetricsHandlerMatchesGather compares the two byte for byte):
+// families by name, series by their label values in label-name order,
+// families without series left out.
 func (c *tableCollector) writeText(w *bufio.Writer) error {
 	c.mu.Lock()
-	rows := make([]textRow, 0, len(c.tables))
+	rows := make([]tableValues, 0, len(c.tables))
 	for _, s := range c.tables {
-		rows = append(rows, textRow{name: s.name, typ: s.typ, mode: s.mode, status: s.status, drift: s.drift,
-			has: s.has, logVersion: s.logVersion, catalogVersion: s.catalogVersion, outOfSync: s.outOfSync, lastSync: s.lastSync})
+		rows = append(rows, s.tableValues)
 	}
 	c.mu.Unlock()
-	slices.SortFunc(rows, func(a, b textRow) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(rows, func(a, b tableValues) int { return strings.Compare(a.name, b.name) })
+	f := &c.families
+	writeByTable(w, rows, f.catalogVersion, catalogVersionHelp,
+		func(s *tableValues) (float64, bool) { return float64(s.catalogVersion), s.has&hasCatalogVersion != 0 })
+	writeDrift(w, rows, f.drift)
+	writeInfo(w, rows, f.info)
+	writeByTable(w, rows, f.lastSync, lastSyncHelp,
+		func(s *tableValues) (float64, bool) { return s.lastSync, s.has&hasLastSync != 0 })
+	writeByTable(w, rows, f.logVersion, logVersionHelp,
+		func(s *tableValues) (float64, bool) { return float64(s.logVersion), s.has&hasLogVersion != 0 })
+	writeByTable(w, rows, f.outOfSync, outOfSyncHelp,
+		func(s *tableValues) (float64, bool) { return float64(s.outOfSync), true })
+	return w.Flush()
+}
 
-	gauge := func(name, help string, has func(*textRow) bool, write func(*textRow)) {
-		n := 0
-		for i := range rows {
-			if has(&rows[i]) {
-				n++
-			}
+// writeByTable writes a family labelled by table only, rows sorted by name.
+func writeByTable(w *bufio.Writer, rows []tableValues, name, help string, value func(*tableValues) (float64, bool)) {
+	header := false
+	for i := range rows {
+		v, ok := value(&rows[i])
+		if !ok {
+			continue
 		}
-		if n == 0 {
-			return
+		if !header {
+			writeHeader(w, name, help)
+			header = true
 		}
-		writeHeader(w, name, help)
-		for i := range rows {
-			if has(&rows[i]) {
-				write(&rows[i])
-			}
-		}
-	}
-	byTable := func(name string, v float64, table string) {
 		w.WriteString(name)
 		w.WriteString(`{table="`)
-		writeLabelValue(w, table)
+		writeLabelValue(w, rows[i].name)
 		w.WriteString(`"} `)
 		writeFloat(w, v)
 		w.WriteByte('\n')
 	}
-	const ns = "deltasync_"
-	// deltasync_table_catalog_version
-	gauge(ns+"table_catalog_version", catalogVersionHelp,
-		func(s *textRow) bool { return s.has&hasCatalogVersion != 0 },
-		func(s *textRow) { byTable(ns+"table_catalog_version", float64(s.catalogVersion), s.name) })
-	// deltasync_table_drift: by kind, then table.
-	if slices.ContainsFunc(rows, func(s textRow) bool { return s.drift != 0 }) {
-		writeHeader(w, ns+"table_drift", driftHelp)
-		kinds := make([]int, len(driftKinds))
-		for i := range kinds {
-			kinds[i] = i
-		}
-		slices.SortFunc(kinds, func(a, b int) int { return strings.Compare(string(driftKinds[a]), string(driftKinds[b])) })
-		for _, k := range kinds {
-			for i := range rows {
-				if rows[i].drift&(1<<k) == 0 {
-					continue
-				}
-				w.WriteString(ns + `table_drift{kind="`)
-				writeLabelValue(w, string(driftKinds[k]))
-				w.WriteString(`",table="`)
-				writeLabelValue(w, rows[i].name)
-				w.WriteString("\"} 1\n")
-			}
-		}
+}
+
+// driftKindsByName are the indexes of driftKinds in the order of their
+// names (the kind label sorts table_drift's series before table does).
+var driftKindsByName = func() []int {
+	idx := make([]int, len(driftKinds))
+	for i := range idx {
+		idx[i] = i
 	}
-	// deltasync_table_info: by mode, sync_status, table, table_type.
-	if len(rows) > 0 {
-		order := make([]int32, len(rows))
-		for i := range order {
-			order[i] = int32(i)
-		}
-		slices.SortFunc(order, func(i, j int32) int {
-			a, b := &rows[i], &rows[j]
-			if c := strings.Compare(a.mode, b.mode); c != 0 {
-				return c
+	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(string(driftKinds[a]), string(driftKinds[b])) })
+	return idx
+}()
+
+// writeDrift writes table_drift: one series per kind that differs, by kind
+// then table.
+func writeDrift(w *bufio.Writer, rows []tableValues, name string) {
+	header := false
+	for _, k := range driftKindsByName {
+		for i := range rows {
+			if rows[i].drift&(1<<k) == 0 {
+				continue
 			}
-			if c := strings.Compare(a.status, b.status); c != 0 {
-				return c
+			if !header {
+				writeHeader(w, name, driftHelp)
+				header = true
 			}
-			if c := strings.Compare(a.name, b.name); c != 0 {
-				return c
-			}
-			return strings.Compare(a.typ, b.typ)
-		})
-		writeHeader(w, ns+"table_info", infoHelp)
-		for _, i := range order {
-			s := &rows[i]
-			w.WriteString(ns + `table_info{mode="`)
-			writeLabelValue(w, s.mode)
-			w.WriteString(`",sync_status="`)
-			writeLabelValue(w, s.status)
+			w.WriteString(name)
+			w.WriteString(`{kind="`)
+			writeLabelValue(w, string(driftKinds[k]))
 			w.WriteString(`",table="`)
-			writeLabelValue(w, s.name)
-			w.WriteString(`",table_type="`)
-			writeLabelValue(w, labelValue(s.typ))
+			writeLabelValue(w, rows[i].name)
 			w.WriteString("\"} 1\n")
 		}
 	}
-	gauge(ns+"table_last_sync_timestamp_seconds", lastSyncHelp,
-		func(s *textRow) bool { return s.has&hasLastSync != 0 },
-		func(s *textRow) { byTable(ns+"table_last_sync_timestamp_seconds", s.lastSync, s.name) })
-	gauge(ns+"table_log_version", logVersionHelp,
-		func(s *textRow) bool { return s.has&hasLogVersion != 0 },
-		func(s *textRow) { byTable(ns+"table_log_version", float64(s.logVersion), s.name) })
-	gauge(ns+"table_out_of_sync_cycles", outOfSyncHelp,
-		func(*textRow) bool { return true },
-		func(s *textRow) { byTable(ns+"table_out_of_sync_cycles", float64(s.outOfSync), s.name) })
-	return w.Flush()
+}
+
+// writeInfo writes table_info, by mode, sync_status, table, table_type.
+func writeInfo(w *bufio.Writer, rows []tableValues, name string) {
+	if len(rows) == 0 {
+		return
+	}
+	order := make([]int32, len(rows))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(i, j int32) int {
+		a, b := &rows[i], &rows[j]
+		return cmp.Or(strings.Compare(a.mode, b.mode), strings.Compare(a.status, b.status),
+			strings.Compare(a.name, b.name), strings.Compare(a.typ, b.typ))
+	})
+	writeHeader(w, name, infoHelp)
+	for _, i := range order {
+		s := &rows[i]
+		w.WriteString(name)
+		w.WriteString(`{mode="`)
+		writeLabelValue(w, s.mode)
+		w.WriteString(`",sync_status="`)
+		writeLabelValue(w, s.status)
+		w.WriteString(`",table="`)
+		writeLabelValue(w, s.name)
+		w.WriteString(`",table_type="`)
+		writeLabelValue(w, labelValue(s.typ))
+		w.WriteString("\"} 1\n")
+	}
 }
 
 // writeHeader writes a gauge family's HELP and TYPE lines.

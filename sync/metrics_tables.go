@@ -27,6 +27,7 @@ import (
 // are built once per table and shared by every scrape instead of being
 // validated, allocated and sorted per series (prometheus.MustNewConstMetric).
 type tableCollector struct {
+	families                                                     tableFamilies
 	info, drift, logVersion, catalogVersion, outOfSync, lastSync *prometheus.Desc
 
 	mu     stdsync.Mutex
@@ -39,8 +40,9 @@ type tableCollector struct {
 	pairs map[[2]string]*dto.LabelPair
 }
 
-// tableSeries is what one table exports.
-type tableSeries struct {
+// tableValues is what one table exports, as plain values (a text scrape
+// copies these).
+type tableValues struct {
 	name              string
 	typ, mode, status string
 	drift             uint8 // bit i set: driftKinds[i] differs
@@ -49,10 +51,21 @@ type tableSeries struct {
 	catalogVersion    int64
 	outOfSync         int
 	lastSync          float64
+}
+
+// tableSeries is one table's values and the label pairs a gather hands out.
+type tableSeries struct {
+	tableValues
 	// byTable is {table}, infoLabels {mode, sync_status, table, table_type}:
 	// sorted by name as the exposition wants them, never modified once
 	// built (a scrape hands them out), rebuilt when a value changes.
 	byTable, infoLabels []*dto.LabelPair
+}
+
+// tableFamilies are the per-table families' full names.
+type tableFamilies struct {
+	prefix                                                       string // they all start with it, and only they
+	catalogVersion, drift, info, lastSync, logVersion, outOfSync string
 }
 
 const (
@@ -81,16 +94,21 @@ const (
 )
 
 func newTableCollector(ns string) *tableCollector {
-	d := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(prometheus.BuildFQName(ns, "", name), help, labels, nil)
+	name := func(n string) string { return prometheus.BuildFQName(ns, "", n) }
+	f := tableFamilies{prefix: name("table_"), catalogVersion: name("table_catalog_version"), drift: name("table_drift"),
+		info: name("table_info"), lastSync: name("table_last_sync_timestamp_seconds"), logVersion: name("table_log_version"),
+		outOfSync: name("table_out_of_sync_cycles")}
+	d := func(fq, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(fq, help, labels, nil)
 	}
 	return &tableCollector{
-		info:           d("table_info", infoHelp, labelTable, labelTableType, labelMode, labelStatus),
-		drift:          d("table_drift", driftHelp, labelTable, labelKind),
-		logVersion:     d("table_log_version", logVersionHelp, labelTable),
-		catalogVersion: d("table_catalog_version", catalogVersionHelp, labelTable),
-		outOfSync:      d("table_out_of_sync_cycles", outOfSyncHelp, labelTable),
-		lastSync:       d("table_last_sync_timestamp_seconds", lastSyncHelp, labelTable),
+		families:       f,
+		info:           d(f.info, infoHelp, labelTable, labelTableType, labelMode, labelStatus),
+		drift:          d(f.drift, driftHelp, labelTable, labelKind),
+		logVersion:     d(f.logVersion, logVersionHelp, labelTable),
+		catalogVersion: d(f.catalogVersion, catalogVersionHelp, labelTable),
+		outOfSync:      d(f.outOfSync, outOfSyncHelp, labelTable),
+		lastSync:       d(f.lastSync, lastSyncHelp, labelTable),
 		tables:         map[string]*tableSeries{},
 		pairs:          map[[2]string]*dto.LabelPair{},
 	}
@@ -130,7 +148,7 @@ func (c *tableCollector) record(st *TableStatus) {
 	defer c.mu.Unlock()
 	s, ok := c.tables[st.Table]
 	if !ok {
-		s = &tableSeries{name: labelValue(st.Table)}
+		s = &tableSeries{tableValues: tableValues{name: labelValue(st.Table)}}
 		s.byTable = []*dto.LabelPair{{Name: &labelTable, Value: &s.name}}
 		c.tables[st.Table] = s
 	}

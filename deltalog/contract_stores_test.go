@@ -3,6 +3,7 @@ package deltalog
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -26,6 +27,7 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/deltasync/deltasync/internal/redact"
+	"github.com/deltasync/deltasync/internal/testcorpus"
 )
 
 // contractStores lists every backend of the storage contract.
@@ -205,6 +207,50 @@ func gcsStore(t *testing.T) *contractStore {
 	}
 }
 
+// azuriteContainer is a fresh container on the Azurite started by
+// .ci/setup-azurite.sh (DELTASYNC_AZURITE_URL, _ACCOUNT, _KEY), with a
+// shared-key client to seed it (gocloud's azureblob panics on failed
+// uploads). It is deleted when the test ends.
+type azuriteContainer struct {
+	svcURL, account, name string
+	cred                  *azblob.SharedKeyCredential
+	client                *azblob.Client
+}
+
+func newAzuriteContainer(t *testing.T, prefix string) azuriteContainer {
+	t.Helper()
+	az := azuriteContainer{svcURL: os.Getenv("DELTASYNC_AZURITE_URL"), account: os.Getenv("DELTASYNC_AZURITE_ACCOUNT")}
+	key := os.Getenv("DELTASYNC_AZURITE_KEY")
+	if az.svcURL == "" || az.account == "" || key == "" {
+		skipOrFail(t, "Azurite not running: DELTASYNC_AZURITE_URL/_ACCOUNT/_KEY unset (run .ci/setup-azurite.sh start)")
+	}
+	var err error
+	if az.cred, err = azblob.NewSharedKeyCredential(az.account, key); err != nil {
+		t.Fatal(err)
+	}
+	if az.client, err = azblob.NewClientWithSharedKeyCredential(az.svcURL, az.cred, nil); err != nil {
+		t.Fatal(err)
+	}
+	az.name = prefix + strconv.FormatInt(time.Now().UnixNano(), 36)
+	if _, err := az.client.CreateContainer(context.Background(), az.name, nil); err != nil {
+		t.Fatalf("create container on Azurite %s: %v", az.svcURL, err)
+	}
+	t.Cleanup(func() { _, _ = az.client.DeleteContainer(context.Background(), az.name, nil) })
+	return az
+}
+
+// seedCheckpointCopies puts n copies of the corpus table "checkpoint"'s log
+// (checkpoint at 10, commits 11-14) under t0/, t1/, … with put.
+func seedCheckpointCopies(t *testing.T, n int, put func(key string, data []byte) error) {
+	t.Helper()
+	dir := filepath.Join(testcorpus.Dir(t), "checkpoint", "_delta_log")
+	for i := range n {
+		testcorpus.ReadTree(t, dir, func(name string, data []byte) error {
+			return put(fmt.Sprintf("t%d/%s%s", i, logDir, name), data)
+		})
+	}
+}
+
 // azureStore uses the Azurite started by .ci/setup-azurite.sh
 // (DELTASYNC_AZURITE_URL, _ACCOUNT, _KEY). It seeds with the azblob SDK and
 // a shared key (gocloud's azureblob panics on failed uploads) and opens
@@ -214,25 +260,9 @@ func azureStore(t *testing.T) *contractStore {
 	if !azureEnabled {
 		t.Skip("built with tag noazure")
 	}
-	svcURL := os.Getenv("DELTASYNC_AZURITE_URL")
-	account, key := os.Getenv("DELTASYNC_AZURITE_ACCOUNT"), os.Getenv("DELTASYNC_AZURITE_KEY")
-	if svcURL == "" || account == "" || key == "" {
-		skipOrFail(t, "Azurite not running: DELTASYNC_AZURITE_URL/_ACCOUNT/_KEY unset (run .ci/setup-azurite.sh start)")
-	}
+	az := newAzuriteContainer(t, "lake")
+	svcURL, account, cred, client, containerName := az.svcURL, az.account, az.cred, az.client, az.name
 	ctx := context.Background()
-	cred, err := azblob.NewSharedKeyCredential(account, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := azblob.NewClientWithSharedKeyCredential(svcURL, cred, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	containerName := "lake" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	if _, err := client.CreateContainer(ctx, containerName, nil); err != nil {
-		t.Fatalf("create container on Azurite %s: %v", svcURL, err)
-	}
-	t.Cleanup(func() { _, _ = client.DeleteContainer(context.Background(), containerName, nil) })
 	qp, err := sas.BlobSignatureValues{
 		Protocol:      sas.ProtocolHTTPSandHTTP,
 		StartTime:     time.Now().Add(-time.Hour).UTC(),

@@ -8,17 +8,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
-
-	"github.com/deltasync/deltasync/internal/testcorpus"
 )
 
 const azureAmbientEnv = "DELTASYNC_TEST_AZURE_AMBIENT"
@@ -48,39 +42,14 @@ func TestAzureTablesShareClient(t *testing.T) {
 }
 
 func azureTablesShareClient(t *testing.T) {
-	svcURL := os.Getenv("DELTASYNC_AZURITE_URL")
-	account, key := os.Getenv("DELTASYNC_AZURITE_ACCOUNT"), os.Getenv("DELTASYNC_AZURITE_KEY")
 	ctx := context.Background()
-	cred, err := azblob.NewSharedKeyCredential(account, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := azblob.NewClientWithSharedKeyCredential(svcURL, cred, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	containerName := "share" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	if _, err := client.CreateContainer(ctx, containerName, nil); err != nil {
-		t.Fatalf("create container on Azurite %s: %v", svcURL, err)
-	}
-	t.Cleanup(func() { _, _ = client.DeleteContainer(context.Background(), containerName, nil) })
+	az := newAzuriteContainer(t, "share")
+	svcURL, account, containerName := az.svcURL, az.account, az.name
 	const tables = 10
-	dir := filepath.Join(testcorpus.Dir(t), "checkpoint", "_delta_log")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range tables {
-		for _, e := range entries {
-			data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := client.UploadBuffer(ctx, containerName, fmt.Sprintf("t%d/%s%s", i, logDir, e.Name()), bytes.Clone(data), nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	seedCheckpointCopies(t, tables, func(key string, data []byte) error {
+		_, err := az.client.UploadBuffer(ctx, containerName, key, bytes.Clone(data), nil)
+		return err
+	})
 	query := "?protocol=http&localemu=true&domain=" + strings.TrimPrefix(strings.TrimSuffix(svcURL, "/"+account), "http://")
 	open := func(i int) *Table {
 		tbl, err := Open(ctx, fmt.Sprintf("azblob://%s/t%d%s", containerName, i, query))

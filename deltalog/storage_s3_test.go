@@ -54,18 +54,9 @@ func TestS3LoadReusesConnections(t *testing.T) {
 	// The corpus table checkpointed at 10 (commits 11-14 after it), then 40
 	// more commits without protocol or metaData: a Load reads all 44
 	// commits (prefetchMax-1 at a time, the checkpoint alongside).
-	dir := filepath.Join(testcorpus.Dir(t), "checkpoint", "_delta_log")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		put(t, seed, logDir+e.Name(), string(data))
-	}
+	testcorpus.ReadTree(t, filepath.Join(testcorpus.Dir(t), "checkpoint", "_delta_log"), func(name string, data []byte) error {
+		return seed.WriteAll(ctx, logDir+name, data, nil)
+	})
 	const latest = 54
 	for v := int64(15); v <= latest; v++ {
 		put(t, seed, commitKey(v), fmt.Sprintf(commitInfoLine, v)+addLine)
@@ -166,20 +157,7 @@ func TestS3TablesShareClient(t *testing.T) {
 	const tables = 40
 	params := "?endpoint=" + url.QueryEscape(srv.URL) + "&region=us-east-1&use_path_style=true&disable_https=true"
 	seed := openTable(t, "s3://lake"+params, Credentials{})
-	dir := filepath.Join(testcorpus.Dir(t), "checkpoint", "_delta_log")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range tables {
-		for _, e := range entries {
-			data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			put(t, seed, fmt.Sprintf("t%d/%s%s", i, logDir, e.Name()), string(data))
-		}
-	}
+	seedCheckpointCopies(t, tables, func(key string, data []byte) error { return seed.WriteAll(ctx, key, data, nil) })
 	for _, c := range []struct {
 		name  string
 		creds Credentials

@@ -64,8 +64,8 @@ const (
 	KindVersion      Kind = "version"
 )
 
-// driftKinds are the label values of deltasync_table_drift, always all
-// exported per table (0 or 1) so dashboards see every kind.
+// driftKinds are the label values of deltasync_table_drift; a table has a
+// series (1) for each kind that differs and none for the others.
 var driftKinds = []Kind{KindSchema, KindPartitioning, KindClustering, KindProtocol, KindProperties, KindComment, KindLocation}
 
 // The reasons a table with drift is flagged rather than written.

@@ -89,14 +89,7 @@ func TestRetainedHeapPerTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sel, err := sync.NewSelector([]sync.Rule{{Include: []string{"scale.*.*"}}}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pol, err := sync.NewStoragePolicy([]string{"file://" + filepath.ToSlash(dir) + "/**"}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sel, pol := scaleSelection(t, dir)
 		now := time.Now()
 		rec, err := sync.New(sync.Options{Catalog: client, Selector: sel, Concurrency: 4, Storage: pol,
 			ResyncInterval: time.Hour, Metrics: metrics, Now: func() time.Time { return now }})

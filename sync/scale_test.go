@@ -219,6 +219,22 @@ func sampleHeap() (stop func() heapPeaks) {
 	return func() heapPeaks { close(done); <-finished; return p }
 }
 
+// scaleSelection selects the scale tables and allows their directory:
+// local tables must be allowed explicitly (the default allow-list has only
+// the cloud stores).
+func scaleSelection(t testing.TB, dir string) (*sync.Selector, *sync.StoragePolicy) {
+	t.Helper()
+	sel, err := sync.NewSelector([]sync.Rule{{Include: []string{"scale.*.*"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := sync.NewStoragePolicy([]string{"file://" + filepath.ToSlash(dir) + "/**"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel, pol
+}
+
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -351,16 +367,7 @@ func TestScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sel, err := sync.NewSelector([]sync.Rule{{Include: []string{"scale.*.*"}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Local tables must be allowed explicitly (the default allow-list has
-	// only the cloud stores).
-	pol, err := sync.NewStoragePolicy([]string{"file://" + filepath.ToSlash(dir) + "/**"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sel, pol := scaleSelection(t, dir)
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)

@@ -27,11 +27,11 @@ func (c *Client) listAll(ctx context.Context, op, path string, q url.Values, dec
 		if token != "" {
 			pq.Set("page_token", token)
 		}
-		var raw rawJSON
-		if _, err := c.do(ctx, request{op: op, method: http.MethodGet, path: path, query: pq}, &raw); err != nil {
+		_, page, err := c.send(ctx, request{op: op, method: http.MethodGet, path: path, query: pq})
+		if err != nil {
 			return err
 		}
-		next, err := decode(raw)
+		next, err := decode(page)
 		if stop, ok := err.(*stopListing); ok {
 			return stop.err
 		}
@@ -49,9 +49,6 @@ func (c *Client) listAll(ctx context.Context, op, path string, q url.Values, dec
 	}
 }
 
-// rawJSON captures a response body for listAll as it came (Client.do
-// neither validates nor copies it).
-type rawJSON []byte
 
 // listPage is one page of a classic list answer. Each list call reads the
 // items field of its resource (see listPages); the others stay empty.

@@ -176,17 +176,31 @@ type request struct {
 // do sends r with retries and decodes a 2xx JSON body into out (if non-nil).
 // It returns the final HTTP status (0 if none).
 func (c *Client) do(ctx context.Context, r request, out any) (int, error) {
+	status, body, err := c.send(ctx, r)
+	if err == nil && out != nil && len(bytes.TrimSpace(body)) > 0 {
+		if derr := json.Unmarshal(body, out); derr != nil {
+			return status, fmt.Errorf("catalog: %s: decode response: %w", r.op, derr)
+		}
+	}
+	return status, err
+}
+
+// send sends r with retries and returns the final HTTP status (0 if none)
+// and the 2xx body as read. List pages take it from here: they drop the
+// columns before decoding, and decoding into a raw copy first would scan
+// (validate) and copy the whole page once more.
+func (c *Client) send(ctx context.Context, r request) (int, []byte, error) {
 	var payload []byte
 	if r.body != nil {
 		var err error
 		if payload, err = json.Marshal(r.body); err != nil {
-			return 0, fmt.Errorf("catalog: %s: encode request: %w", r.op, err)
+			return 0, nil, fmt.Errorf("catalog: %s: encode request: %w", r.op, err)
 		}
 	}
 	u := *c.base
 	unescaped, err := url.PathUnescape(r.path)
 	if err != nil {
-		return 0, fmt.Errorf("catalog: %s: bad path: %w", r.op, err)
+		return 0, nil, fmt.Errorf("catalog: %s: bad path: %w", r.op, err)
 	}
 	u.Path = c.base.Path + unescaped
 	u.RawPath = c.base.EscapedPath() + r.path
@@ -196,7 +210,7 @@ func (c *Client) do(ctx context.Context, r request, out any) (int, error) {
 	var ownPause int64 // a pause this call set, waited out by its own backoff
 	for attempt := 1; ; attempt++ {
 		if err := c.throttle.wait(ctx, c.retry.Now(), c.retry.Sleep, ownPause); err != nil {
-			return 0, fmt.Errorf("catalog: %s: %w", r.op, err)
+			return 0, nil, fmt.Errorf("catalog: %s: %w", r.op, err)
 		}
 		status, retryAfter, respBody, err := c.attempt(ctx, r, target, payload)
 		if status == http.StatusTooManyRequests && retryAfter > 0 {
@@ -204,30 +218,20 @@ func (c *Client) do(ctx context.Context, r request, out any) (int, error) {
 			ownPause = c.throttle.pause(c.retry.Now(), min(retryAfter, c.retry.MaxRetryAfter))
 		}
 		if err == nil {
-			if raw, ok := out.(*rawJSON); ok {
-				// A list page, decoded by its caller after dropping its
-				// columns: json.Unmarshal here would scan (validate) and
-				// copy the whole page once more before it even starts.
-				*raw = respBody
-			} else if out != nil && len(bytes.TrimSpace(respBody)) > 0 {
-				if derr := json.Unmarshal(respBody, out); derr != nil {
-					return status, fmt.Errorf("catalog: %s: decode response: %w", r.op, derr)
-				}
-			}
-			return status, nil
+			return status, respBody, nil
 		}
 		if ctx.Err() != nil {
-			return status, fmt.Errorf("catalog: %s: %w", r.op, ctx.Err())
+			return status, nil, fmt.Errorf("catalog: %s: %w", r.op, ctx.Err())
 		}
 		if attempt >= c.retry.MaxAttempts || !Retryable(err) {
-			return status, err
+			return status, nil, err
 		}
 		wait := c.retry.backoff(attempt, retryAfter)
 		if c.retry.OnWait != nil {
 			c.retry.OnWait(r.op, attempt, wait, retryAfter, err)
 		}
 		if serr := c.retry.Sleep(ctx, wait); serr != nil {
-			return status, fmt.Errorf("catalog: %s: %w (last error: %w)", r.op, serr, err)
+			return status, nil, fmt.Errorf("catalog: %s: %w (last error: %w)", r.op, serr, err)
 		}
 	}
 }

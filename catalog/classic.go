@@ -49,7 +49,6 @@ func (c *Client) listAll(ctx context.Context, op, path string, q url.Values, dec
 	}
 }
 
-
 // listPage is one page of a classic list answer. Each list call reads the
 // items field of its resource (see listPages); the others stay empty.
 type listPage[T any] struct {

@@ -17,18 +17,51 @@ const anyAccount = "*"
 // wasb[s]://container@account.blob… and azblob://container → az://account/container),
 // bucket and account lower-cased, query dropped, percent-encoding of the path
 // undone, repeated and trailing slashes removed (NormalizeLocation).
-func CanonicalLocation(loc string) string {
-	loc = strings.TrimSpace(loc)
-	if i := strings.IndexAny(loc, "?#"); i >= 0 && strings.Contains(loc, "://") {
-		loc = loc[:i]
-	}
+//
+// The path comes out as the raw object key, which is what an event names,
+// so a decoded path is not decoded again: CanonicalLocation is for
+// locations written as URLs (the catalog's), canonicalObjectRoot for a
+// store and a raw key (an event's).
+func CanonicalLocation(loc string) string { return canonical(loc, true) }
+
+// canonicalObjectRoot is CanonicalLocation for a store URL joined with a raw
+// object key: nothing is percent-decoded, so a key holding a literal "%41"
+// keeps it. It is idempotent.
+func canonicalObjectRoot(root string) string { return canonical(root, false) }
+
+func canonical(loc string, decode bool) string {
 	n := NormalizeLocation(loc)
-	scheme, rest, _ := strings.Cut(n, "://")
-	if scheme == "file" {
-		return "file://" + unescapePath(rest)
+	scheme, rest, ok := strings.Cut(n, "://")
+	if !ok {
+		return n // "s3:" names nothing; there is no bucket to spell
 	}
+	if scheme != "file" {
+		// A query or fragment is not part of an object store path; a local
+		// path may hold a literal '?'.
+		if i := strings.IndexAny(rest, "?#"); i >= 0 {
+			rest = rest[:i]
+		}
+	}
+	if decode {
+		rest = unescapePath(rest)
+	}
+	// Cutting the query or decoding %2F can leave slashes to collapse.
+	n = NormalizeLocation(scheme + "://" + rest)
+	if scheme, rest, ok = strings.Cut(n, "://"); !ok {
+		return n
+	}
+	if scheme == "file" {
+		return n
+	}
+	// Mapping the scheme can leave an empty account or container
+	// ("abfs://@/t"); normalise the result so it is a fixed point.
+	return NormalizeLocation(storeForm(scheme, rest))
+}
+
+// storeForm maps scheme://host/path of a normalised location to the one
+// scheme per store that events are matched in.
+func storeForm(scheme, rest string) string {
 	host, p, _ := strings.Cut(rest, "/")
-	p = unescapePath(p)
 	switch scheme {
 	case "s3a", "s3n":
 		scheme = "s3"
@@ -37,7 +70,7 @@ func CanonicalLocation(loc string) string {
 	case "abfs", "abfss", "wasb", "wasbs":
 		container, account, ok := strings.Cut(host, "@")
 		if !ok {
-			return "az://" + strings.ToLower(anyAccount) + "/" + join(container, p)
+			return "az://" + anyAccount + "/" + join(container, p)
 		}
 		account, _, _ = strings.Cut(account, ".")
 		return "az://" + strings.ToLower(account) + "/" + join(container, p)
@@ -97,7 +130,7 @@ func logObjectOf(e ObjectEvent) (LogObject, bool) {
 	} else {
 		return LogObject{}, false
 	}
-	return LogObject{Root: CanonicalLocation(root), File: deltalog.ClassifyLogKey(rest)}, true
+	return LogObject{Root: canonicalObjectRoot(root), File: deltalog.ClassifyLogKey(rest)}, true
 }
 
 // locationIndex maps canonical table roots to table names.

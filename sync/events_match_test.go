@@ -32,6 +32,34 @@ func TestCanonicalLocation(t *testing.T) {
 	}
 }
 
+// TestCanonicalObjectRootFixedPoint holds inputs fuzzing found where the
+// canonical form was not its own canonical form ("gs:// " became "gs:://").
+func TestCanonicalObjectRootFixedPoint(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"gs:// ", "gs:"},
+		{"gs:", "gs:"},
+		{"abfs://@", "az:"},
+		{"abfs://@/x", "az:///x"},
+		{"wasb://@a.b/", "az://a"},
+		{"s3://b/t?x/", "s3://b/t"},
+		{"s3://b/t%41", "s3://b/t%41"},
+	}
+	for _, tt := range tests {
+		got := canonicalObjectRoot(tt.in)
+		if got != tt.want {
+			t.Errorf("canonicalObjectRoot(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if again := canonicalObjectRoot(got); again != got {
+			t.Errorf("not a fixed point: %q -> %q -> %q", tt.in, got, again)
+		}
+	}
+	// A catalog location is a URL: it is decoded once, to the raw key an
+	// event names.
+	if got, want := CanonicalLocation("s3://b/w/t%2541"), canonicalObjectRoot("s3://b/w/t%41"); got != want {
+		t.Errorf("catalog location %q and event root %q do not match", got, want)
+	}
+}
+
 func TestLogObjectOf(t *testing.T) {
 	tests := []struct {
 		store, key string
@@ -50,6 +78,9 @@ func TestLogObjectOf(t *testing.T) {
 		{"s3://b", "w/t/_delta_log/00000000000000000011.crc", true, "s3://b/w/t", "checksum", 11, false},
 		{"s3://b", "w/t/_delta_log/00000000000000000001.00000000000000000009.compacted.json", true, "s3://b/w/t", "compaction", 1, false},
 		{"s3://b", "w/t/_delta_log/.00000000000000000011.json.tmp", true, "s3://b/w/t", "", 0, false},
+		// Event keys are raw: a literal '%' in a key is not decoded again.
+		{"s3://b", "w/t%41/_delta_log/00000000000000000042.json", true, "s3://b/w/t%41", "commit", 42, true},
+		{"s3://b", "w/my t/_delta_log/00000000000000000042.json", true, "s3://b/w/my t", "commit", 42, true},
 		{"s3://b", "w/t/part-00000-1.snappy.parquet", false, "", "", 0, false},
 		{"s3://b", "w/t/_delta_log_backup/x", false, "", "", 0, false},
 	}

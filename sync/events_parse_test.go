@@ -207,7 +207,7 @@ func FuzzParseNotification(f *testing.F) {
 			if e.Store == "" || e.Key == "" || e.Format == "" {
 				t.Fatalf("event with empty store, key or format: %+v", e)
 			}
-			if o, ok := logObjectOf(e); ok && CanonicalLocation(o.Root) != o.Root {
+			if o, ok := logObjectOf(e); ok && canonicalObjectRoot(o.Root) != o.Root {
 				t.Fatalf("root %q not canonical", o.Root)
 			}
 		}

@@ -55,3 +55,15 @@ func FuzzNormalizeLocation(f *testing.F) {
 		}
 	})
 }
+
+func FuzzCanonicalObjectRoot(f *testing.F) {
+	for _, s := range []string{"s3://B/w//t/", "gs:// ", "abfss://c@a.dfs.core.windows.net/t", "azblob://c/t?x", "s3://b/t%41", "x:"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c := canonicalObjectRoot(s)
+		if again := canonicalObjectRoot(c); again != c {
+			t.Fatalf("not idempotent: %q -> %q -> %q", s, c, again)
+		}
+	})
+}

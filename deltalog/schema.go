@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // StructType is a Delta schema or nested struct, in the log's camelCase
@@ -95,9 +96,11 @@ func (s StructType) MarshalJSON() ([]byte, error) {
 func (t *DataType) UnmarshalJSON(data []byte) error {
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '"' {
-		var name string
-		if err := json.Unmarshal(data, &name); err != nil {
-			return err
+		name, ok := plainString(data)
+		if !ok {
+			if err := json.Unmarshal(data, &name); err != nil {
+				return err
+			}
 		}
 		if name == "" {
 			return errors.New("schema: empty type name")
@@ -124,6 +127,24 @@ func (t *DataType) UnmarshalJSON(data []byte) error {
 		return json.Unmarshal(data, t.Map)
 	}
 	return fmt.Errorf("schema: unknown nested type %q", head.Type)
+}
+
+// plainString returns the value of a JSON string literal that needs no
+// decoding (no escapes, no control characters, valid UTF-8), as
+// json.Unmarshal would, without its per-call cost: a schema's types are
+// mostly such literals ("long", "decimal(10,2)"). ok is false otherwise.
+func plainString(data []byte) (string, bool) {
+	n := len(data)
+	if n < 2 || data[0] != '"' || data[n-1] != '"' {
+		return "", false
+	}
+	body := data[1 : n-1]
+	for _, c := range body {
+		if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return "", false
+		}
+	}
+	return string(body), true
 }
 
 // MarshalJSON writes the log's shape of the type.

@@ -169,7 +169,7 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 		// log from scratch rather than push an older snapshot.
 		log, err = r.readLog(ctx, st, rec, true)
 		if err == nil && *md.LastCommitVersion > log.Version {
-			res.LogVersion = &log.Version
+			res.LogVersion = versionOf(log)
 			return Record{}, LogState{}, failed(ReasonConflict, fmt.Errorf(
 				"catalog records log version %d but the log's latest is %d; not pushing an older snapshot",
 				*md.LastCommitVersion, log.Version))
@@ -184,8 +184,17 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 		}
 		return Record{}, LogState{}, failed(ReasonStorage, err)
 	}
-	res.LogVersion = &log.Version
+	res.LogVersion = versionOf(log)
 	return rec, log, nil
+}
+
+// versionOf returns a pointer to a copy of log's version. &log.Version
+// would keep the whole LogState (its schema string, properties and
+// clustering) alive for as long as the Result, and the table's status
+// keeps the Result's version until the next full read.
+func versionOf(log LogState) *int64 {
+	v := log.Version
+	return &v
 }
 
 // decide says what a non-empty plan calls for: write it, nothing (the

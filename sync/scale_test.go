@@ -433,6 +433,9 @@ func TestScale(t *testing.T) {
 	if rep := cycle("first"); rep.Count(sync.OutcomeUnchanged) != n {
 		t.Errorf("first cycle: %s, want every table unchanged", rep.Summary())
 	}
+	if p := os.Getenv("DELTASYNC_SCALE_HEAPPROFILE"); p != "" { // what the first cycle left
+		writeHeapProfile(t, p+".first")
+	}
 	if os.Getenv(scaleLatencyEnv) == "" {
 		if p := os.Getenv("DELTASYNC_SCALE_CPUPROFILE"); p != "" { // of the steady cycle
 			f, err := os.Create(p)
@@ -450,12 +453,7 @@ func TestScale(t *testing.T) {
 		runtime.GC()
 		runtime.ReadMemStats(&ms)
 		if p := os.Getenv("DELTASYNC_SCALE_HEAPPROFILE"); p != "" {
-			f, err := os.Create(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_ = pprof.WriteHeapProfile(f)
-			_ = f.Close()
+			writeHeapProfile(t, p)
 		}
 		t.Logf("heap retained after the steady cycle: %.1f KiB per table (%.0f MiB in all); heap obtained from the OS %.0f MiB, of it idle and not returned %.0f MiB",
 			float64(ms.HeapAlloc-baseHeap)/1024/float64(n), float64(ms.HeapAlloc-baseHeap)/(1<<20),
@@ -508,6 +506,19 @@ func TestScale(t *testing.T) {
 	for _, c := range cycles {
 		t.Logf("| after %s | max Go runtime memory %.0f MiB | max live / goal / objects heap %.0f / %.0f / %.0f MiB | peak RSS so far %.0f MiB |", c.name,
 			float64(c.scrape.runtime)/(1<<20), float64(c.scrape.live)/(1<<20), float64(c.scrape.goal)/(1<<20), float64(c.scrape.objects)/(1<<20), c.scrapeRSSMiB)
+	}
+}
+
+// writeHeapProfile writes a heap profile after a GC (what is live) to p.
+func writeHeapProfile(t *testing.T, p string) {
+	runtime.GC()
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -92,6 +92,60 @@ func TestCompactKeepsState(t *testing.T) {
 	}
 }
 
+// TestCompactSharesCommonStrings: what tables have in common (feature
+// names, the format, property names, short property values) is one copy
+// across compact snapshots; a long property value stays the table's own.
+func TestCompactSharesCommonStrings(t *testing.T) {
+	long := strings.Repeat("x", internedValueMax+1)
+	snap := func() *Snapshot {
+		// Fresh strings, as two tables' logs would decode them.
+		return &Snapshot{
+			Protocol: Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
+				ReaderFeatures: []string{strings.Clone("columnMapping")}, WriterFeatures: []string{strings.Clone("columnMapping")}},
+			Metadata: Metadata{ID: strings.Clone("id"), Format: Format{Provider: strings.Clone("parquet")},
+				SchemaString: strings.Clone(`{"type":"struct","fields":[]}`), PartitionColumns: []string{strings.Clone("day")},
+				Configuration: map[string]string{strings.Clone("delta.columnMapping.mode"): strings.Clone("name"), strings.Clone("owner.note"): strings.Clone(long)}},
+		}
+	}
+	a, b := snap(), snap()
+	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
+	if same(a.Metadata.Format.Provider, b.Metadata.Format.Provider) {
+		t.Fatal("the two snapshots share strings already; the test cannot tell interning apart")
+	}
+	ca, cb := a.Compact(), b.Compact()
+	key := func(m map[string]string, want string) string {
+		for k := range m {
+			if k == want {
+				return k
+			}
+		}
+		t.Fatalf("no key %q in %v", want, m)
+		return ""
+	}
+	for what, pair := range map[string][2]string{
+		"reader feature":   {ca.Protocol.ReaderFeatures[0], cb.Protocol.ReaderFeatures[0]},
+		"writer feature":   {ca.Protocol.WriterFeatures[0], cb.Protocol.WriterFeatures[0]},
+		"partition column": {ca.Metadata.PartitionColumns[0], cb.Metadata.PartitionColumns[0]},
+		"format":           {ca.Metadata.Format.Provider, cb.Metadata.Format.Provider},
+		"property name":    {key(ca.Metadata.Configuration, "owner.note"), key(cb.Metadata.Configuration, "owner.note")},
+		"short value":      {ca.Metadata.Configuration["delta.columnMapping.mode"], cb.Metadata.Configuration["delta.columnMapping.mode"]},
+	} {
+		if !same(pair[0], pair[1]) {
+			t.Errorf("%s %q: two copies in two compact snapshots", what, pair[0])
+		}
+	}
+	if same(ca.Metadata.Configuration["owner.note"], cb.Metadata.Configuration["owner.note"]) {
+		t.Error("a long property value was interned")
+	}
+	if same(ca.Metadata.ID, cb.Metadata.ID) {
+		t.Error("the table id was interned")
+	}
+	ca.Metadata.Configuration["x"] = "y"
+	if _, ok := a.Metadata.Configuration["x"]; ok {
+		t.Error("the compact snapshot's properties are the loaded snapshot's map")
+	}
+}
+
 // TestRefreshFromCompact: Refresh from a compact snapshot finds nothing
 // new (and returns it), or advances it with the metaData carried over and
 // a schema tree parsed again.

@@ -2,7 +2,6 @@ package deltalog
 
 import (
 	"encoding/json"
-	"slices"
 	"unique"
 )
 
@@ -49,7 +48,10 @@ type snapshotState struct {
 //     null fields left out, instead of the log's own spelling);
 //   - private copies of the schema string: it is interned (unique.Make), so
 //     every compact snapshot of tables with one schema shares one string;
-//   - spare capacity in the protocol's and metaData's lists.
+//   - spare capacity in the protocol's and metaData's lists;
+//   - private copies of the strings tables have in common: feature names,
+//     partition column names, the format, property names and short
+//     property values ("true", "name", "5") are interned too.
 //
 // A compact snapshot is returned as is. s is not modified.
 func (s *Snapshot) Compact() *Snapshot {
@@ -64,9 +66,11 @@ func (s *Snapshot) Compact() *Snapshot {
 		CatalogManaged:  s.CatalogManaged,
 		Domains:         s.Domains,
 	}
-	c.Protocol.ReaderFeatures = slices.Clip(slices.Clone(s.Protocol.ReaderFeatures))
-	c.Protocol.WriterFeatures = slices.Clip(slices.Clone(s.Protocol.WriterFeatures))
-	c.Metadata.PartitionColumns = slices.Clip(slices.Clone(s.Metadata.PartitionColumns))
+	c.Protocol.ReaderFeatures = internAll(s.Protocol.ReaderFeatures)
+	c.Protocol.WriterFeatures = internAll(s.Protocol.WriterFeatures)
+	c.Metadata.PartitionColumns = internAll(s.Metadata.PartitionColumns)
+	c.Metadata.Format.Provider = intern(s.Metadata.Format.Provider)
+	c.Metadata.Configuration = internConfiguration(s.Metadata.Configuration)
 	c.state = snapshotState{latestKey: s.state.latestKey, staged: s.state.staged, cpVersion: s.state.cpVersion, compact: true}
 	c.state.schema = unique.Make(s.Metadata.SchemaString)
 	c.Metadata.SchemaString = c.state.schema.Value()
@@ -115,4 +119,41 @@ func (s *Snapshot) ClusteringColumns() [][]string {
 		return nil
 	}
 	return c.ClusteringColumns
+}
+
+// intern returns the one shared copy of v.
+func intern(v string) string { return unique.Make(v).Value() }
+
+// internAll returns a copy of vs without spare capacity, its strings
+// interned; nil for an empty vs that is nil.
+func internAll(vs []string) []string {
+	if vs == nil {
+		return nil
+	}
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = intern(v)
+	}
+	return out
+}
+
+// internedValueMax bounds the property values Compact interns: short values
+// repeat across tables (flags, modes, counts); long ones are mostly one
+// table's own, and interning those would only add the interning map's entry.
+const internedValueMax = 16
+
+// internConfiguration returns a copy of conf with its keys, and its values
+// of up to internedValueMax bytes, interned; conf itself if it is empty.
+func internConfiguration(conf map[string]string) map[string]string {
+	if len(conf) == 0 {
+		return conf
+	}
+	out := make(map[string]string, len(conf))
+	for k, v := range conf {
+		if len(v) <= internedValueMax {
+			v = intern(v)
+		}
+		out[intern(k)] = v
+	}
+	return out
 }

@@ -15,8 +15,9 @@ type Credentials struct {
 // Observer is called once per storage request made while reading a log.
 // op is "list" or "get"; d is how long the request took; err is its error
 // (nil on success). It is the hook for storage metrics. Calls made for one
-// Table are serialized; an observer shared by several Tables is called
-// from their goroutines concurrently.
+// Table are serialized (unless it was given by WithConcurrentObserver); an
+// observer shared by several Tables is called from their goroutines
+// concurrently.
 type Observer func(op string, d time.Duration, err error)
 
 // Option configures a Table (see Open and NewTable).
@@ -26,6 +27,9 @@ type Option func(*options)
 type options struct {
 	creds    Credentials
 	observer Observer
+	// concurrent is set by WithConcurrentObserver: observer needs no
+	// serializing.
+	concurrent bool
 }
 
 // applyOptions folds opts into a fresh options value.
@@ -42,7 +46,16 @@ func applyOptions(opts []Option) options {
 // WithObserver reports every storage request (op "list" or "get") with its
 // duration and error to obs; it is the hook for storage metrics.
 func WithObserver(obs Observer) Option {
-	return func(o *options) { o.observer = obs }
+	return func(o *options) { o.observer, o.concurrent = obs, false }
+}
+
+// WithConcurrentObserver is WithObserver for an observer that is safe for
+// concurrent use (Prometheus collectors are): it is called from a Table's
+// concurrent fetches as they finish, and the Table keeps no lock and no
+// wrapper of its own for it, which a process holding tens of thousands of
+// open Tables pays for once each.
+func WithConcurrentObserver(obs Observer) Option {
+	return func(o *options) { o.observer, o.concurrent = obs, true }
 }
 
 // observe reports one storage request to the observer, if any.

@@ -29,7 +29,9 @@ type Table struct {
 // With WithObserver every request the Table makes is reported.
 func NewTable(bucket *blob.Bucket, name string, opts ...Option) *Table {
 	o := applyOptions(opts)
-	o.observer = serialize(o.observer)
+	if !o.concurrent {
+		o.observer = serialize(o.observer)
+	}
 	return &Table{bucket: bucket, name: name, opts: o}
 }
 

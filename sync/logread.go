@@ -55,10 +55,7 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 	if skip {
 		return LogStateOf(st.snap, loc), nil
 	}
-	opts := append([]deltalog.Option(nil), r.opts.LogOptions...)
-	if r.opts.Metrics != nil {
-		opts = append(opts, deltalog.WithObserver(r.opts.Metrics.ObserveStorage))
-	}
+	opts := r.logOptions // no spare capacity: an append below copies it
 	reopen := st.table == nil || st.url != openURL
 	if r.opts.VendedCredentials && (reopen || !r.opts.Now().Before(st.credsValid)) {
 		// Vend only when the table is (re)opened or its credentials are

@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	stdsync "sync"
 	"time"
@@ -74,6 +75,9 @@ type Reconciler struct {
 	noDeltaAPI map[string]bool
 	// progress is the running or last cycle's (progress.go).
 	progress CycleProgress
+	// logOptions are what deltalog.Open gets for every table: the
+	// LogOptions and the storage metrics' observer.
+	logOptions []deltalog.Option
 }
 
 // tableState is what the reconciler remembers about a table between cycles.
@@ -122,7 +126,18 @@ func New(opts Options) (*Reconciler, error) {
 	if l == nil {
 		l = zap.NewNop()
 	}
-	return &Reconciler{opts: opts, log: l, tables: map[string]*tableState{}}, nil
+	r := &Reconciler{opts: opts, log: l, tables: map[string]*tableState{}}
+	r.logOptions = append([]deltalog.Option(nil), opts.LogOptions...)
+	if opts.Metrics != nil {
+		// Built once: every open table keeps its options, and the
+		// metrics are safe for concurrent use, so no table needs a
+		// wrapper or a lock of its own around them.
+		r.logOptions = append(r.logOptions, deltalog.WithConcurrentObserver(opts.Metrics.ObserveStorage))
+	}
+	// Workers append a table's credentials to it: with no spare
+	// capacity, each append copies instead of writing into the shared array.
+	r.logOptions = slices.Clip(r.logOptions)
+	return r, nil
 }
 
 // Status returns a snapshot of every known table's status, sorted by name.

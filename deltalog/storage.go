@@ -50,44 +50,74 @@ func WithCredentials(c Credentials) Option {
 func Open(ctx context.Context, rawURL string, opts ...Option) (*Table, error) {
 	o := applyOptions(opts)
 	rawURL = hadoopFile(rawURL)
-	b, name, err := openBucket(ctx, rawURL, o.creds)
+	st, name, err := openStore(ctx, rawURL, o.creds, true)
 	if err != nil {
 		return nil, &LogError{Op: "open", Table: redact.Location(rawURL), Version: -1, Err: classifyStoreError(err)}
 	}
 	root, err := openRoot(rawURL)
 	if err != nil {
-		_ = b.Close()
+		if !st.shared {
+			_ = st.b.Close()
+		}
 		return nil, &LogError{Op: "open", Table: name, Version: -1, Err: err}
 	}
-	t := NewTable(b, name, opts...)
-	t.ownsBucket, t.root = true, root
+	t := NewTable(st.b, name, opts...)
+	t.prefix, t.ownsBucket, t.root = st.prefix, !st.shared, root
 	return t, nil
 }
 
+// store is where a table's keys are read: bucket b, under prefix ("" or
+// "path/to/table/"). A shared bucket is not closed with the table.
+type store struct {
+	b      *blob.Bucket
+	prefix string
+	shared bool
+}
+
 // openBucket returns a bucket rooted at the table directory of rawURL (its
-// keys are "_delta_log/...") and the table name used in errors.
+// keys are "_delta_log/...") and the table name used in errors; the caller
+// owns it.
 func openBucket(ctx context.Context, rawURL string, creds Credentials) (*blob.Bucket, string, error) {
+	st, name, err := openStore(ctx, rawURL, creds, false)
+	if err != nil || st.prefix == "" {
+		return st.b, name, err
+	}
+	return blob.PrefixedBucket(st.b, st.prefix), name, nil
+}
+
+// openStore returns the store of the table at rawURL and the table name
+// used in errors. With shareLocal, a local table is read through one
+// bucket for the whole file system, shared by every local table (see
+// localPrefix); otherwise, and for the object stores, the bucket is the
+// table's own.
+func openStore(ctx context.Context, rawURL string, creds Credentials, shareLocal bool) (store, string, error) {
 	rawURL = hadoopFile(rawURL)
 	name := redact.Location(rawURL)
-	if !strings.Contains(rawURL, "://") {
-		b, err := openDir(rawURL)
-		return b, name, err
+	dir, local := "", !strings.Contains(rawURL, "://")
+	if local {
+		dir = rawURL
 	}
 	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, name, fmt.Errorf("invalid table URL: %w", err)
+	if !local {
+		if err != nil {
+			return store{}, name, fmt.Errorf("invalid table URL: %w", err)
+		}
+		if u.Scheme != "file" && u.Host == "" {
+			return store{}, name, fmt.Errorf("%s URL %q names no bucket", u.Scheme, name)
+		}
+		if u.Scheme == "file" {
+			if u.Host != "" && u.Host != "localhost" {
+				return store{}, name, fmt.Errorf("file URL %q has a host; want file:///absolute/path", name)
+			}
+			dir, local = u.Path, true
+		}
 	}
-	if u.Scheme != "file" && u.Host == "" {
-		return nil, name, fmt.Errorf("%s URL %q names no bucket", u.Scheme, name)
+	if local {
+		st, err := openLocal(dir, shareLocal)
+		return st, name, err
 	}
 	var b *blob.Bucket
 	switch u.Scheme {
-	case "file":
-		if u.Host != "" && u.Host != "localhost" {
-			return nil, name, fmt.Errorf("file URL %q has a host; want file:///absolute/path", name)
-		}
-		b, err = openDir(u.Path)
-		return b, name, err
 	case "mem":
 		b = memblob.OpenBucket(nil)
 	case "s3":
@@ -97,37 +127,75 @@ func openBucket(ctx context.Context, rawURL string, creds Credentials) (*blob.Bu
 	case "azblob":
 		b, err = openAzure(ctx, u, creds)
 	default:
-		return nil, name, fmt.Errorf("unsupported URL scheme %q (want file, mem, s3, gs or azblob)", u.Scheme)
+		return store{}, name, fmt.Errorf("unsupported URL scheme %q (want file, mem, s3, gs or azblob)", u.Scheme)
 	}
 	if err != nil {
-		return nil, name, err
+		return store{}, name, err
 	}
-	if root := tableRoot(u.Path); root != "" {
-		b = blob.PrefixedBucket(b, root)
-	}
-	return b, name, nil
+	return store{b: b, prefix: tableRoot(u.Path)}, name, nil
 }
 
-// openDir opens a local table directory as a bucket rooted at it.
-func openDir(dir string) (*blob.Bucket, error) {
+// localFS is the bucket over the whole local file system that the local
+// tables Open opens share: a fileblob bucket per table (with its tracer
+// and driver state) was ~0.5 KiB and ~10 objects kept per open table.
+var localFS sharedClients[*blob.Bucket]
+
+// openLocal opens the table directory dir: as a prefix of the shared
+// file-system bucket when share is set and the path allows it, else as a
+// bucket rooted at the directory.
+func openLocal(dir string, share bool) (store, error) {
+	abs, err := tableDir(dir)
+	if err != nil {
+		return store{}, err
+	}
+	if prefix, ok := localPrefix(abs); share && ok {
+		b, err := localFS.get("/", func() (*blob.Bucket, error) { return fileblob.OpenBucket("/", &fileblob.Options{}) })
+		if err != nil {
+			return store{}, err
+		}
+		return store{b: b, prefix: prefix, shared: true}, nil
+	}
+	b, err := fileblob.OpenBucket(abs, &fileblob.Options{})
+	return store{b: b}, err
+}
+
+// localPrefix returns the key prefix of the absolute directory abs in a
+// fileblob bucket rooted at "/". ok is false where fileblob would not map
+// that key to abs unchanged (it escapes control characters and anything
+// that looks like its own escapes, "__0x"), and off Unix.
+func localPrefix(abs string) (string, bool) {
+	if os.PathSeparator != '/' || !strings.HasPrefix(abs, "/") || abs == "/" || strings.Contains(abs, "__0x") {
+		return "", false
+	}
+	for i := 0; i < len(abs); i++ {
+		if abs[i] < 0x20 {
+			return "", false
+		}
+	}
+	return abs[1:] + "/", true
+}
+
+// tableDir returns the absolute path of the local table directory dir,
+// which must exist.
+func tableDir(dir string) (string, error) {
 	if dir == "" {
-		return nil, errors.New("empty table path")
+		return "", errors.New("empty table path")
 	}
 	abs, err := filepath.Abs(filepath.FromSlash(dir))
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	fi, err := os.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: directory %s does not exist", ErrNotATable, abs)
+		return "", fmt.Errorf("%w: directory %s does not exist", ErrNotATable, abs)
 	}
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory", abs)
+		return "", fmt.Errorf("%s is not a directory", abs)
 	}
-	return fileblob.OpenBucket(abs, &fileblob.Options{})
+	return abs, nil
 }
 
 // tableRoot turns a URL path into a bucket key prefix ("a/b/" or "").

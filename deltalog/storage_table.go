@@ -32,7 +32,7 @@ func (t *Table) get(ctx context.Context, key string, buf []byte) ([]byte, error)
 		return nil, err
 	}
 	start := time.Now()
-	data, err := readFileInto(ctx, t.bucket, key, buf)
+	data, err := readFileInto(ctx, t.bucket, t.prefix+key, buf)
 	t.opts.observe("get", start, err)
 	return data, classifyStoreError(err)
 }
@@ -42,7 +42,7 @@ func (t *Table) listObjects(ctx context.Context, startAfter string) ([]*blob.Lis
 	if err := t.confine(logDir); err != nil {
 		return nil, err
 	}
-	objs, err := listLogPages(ctx, t.bucket, startAfter, t.opts.observe)
+	objs, err := listLogPages(ctx, t.bucket, t.prefix, startAfter, t.opts.observe)
 	return objs, classifyStoreError(err)
 }
 
@@ -56,18 +56,19 @@ func (t *Table) readerAt(ctx context.Context, key string, size int64) (*rangeRea
 	}
 	if size < 0 {
 		start := time.Now()
-		attrs, err := t.bucket.Attributes(ctx, key)
+		attrs, err := t.bucket.Attributes(ctx, t.prefix+key)
 		t.opts.observe("get", start, err)
 		if err != nil {
 			return nil, 0, classifyStoreError(err)
 		}
 		size = attrs.Size
 	}
-	return &rangeReaderAt{ctx: ctx, b: t.bucket, key: key, size: size, observe: t.opts.observe}, size, nil
+	return &rangeReaderAt{ctx: ctx, b: t.bucket, key: t.prefix + key, size: size, observe: t.opts.observe}, size, nil
 }
 
-// listLogPages lists the direct children of _delta_log/ whose keys sort
-// after startAfter ("" lists all), in key order. It is one LIST operation:
+// listLogPages lists the direct children of prefix + "_delta_log/" whose
+// keys, without prefix, sort after startAfter ("" lists all), in key
+// order; the keys it returns are without prefix. It is one LIST operation:
 // one ListPage call per page of 1000, calling observe (when not nil) after
 // each page. Subdirectories such as _staged_commits/ and _sidecars/ come
 // back as single entries with IsDir set; their contents are not listed.
@@ -76,8 +77,8 @@ func (t *Table) readerAt(ctx context.Context, key string, size int64) (*rangeRea
 // (S3 StartAfter, GCS StartOffset, Azure StartFrom); fileblob and memblob
 // walk the whole prefix anyway. Keys <= startAfter are always dropped here
 // too, since some servers ignore the hint.
-func listLogPages(ctx context.Context, b *blob.Bucket, startAfter string, observe func(string, time.Time, error)) ([]*blob.ListObject, error) {
-	opts := listLogOptions(startAfter)
+func listLogPages(ctx context.Context, b *blob.Bucket, prefix, startAfter string, observe func(string, time.Time, error)) ([]*blob.ListObject, error) {
+	opts := listLogOptions(prefix, startAfter)
 	var out []*blob.ListObject
 	token := blob.FirstPageToken
 	for len(token) > 0 {
@@ -90,6 +91,7 @@ func listLogPages(ctx context.Context, b *blob.Bucket, startAfter string, observ
 			return nil, err
 		}
 		for _, obj := range objs {
+			obj.Key = strings.TrimPrefix(obj.Key, prefix)
 			if obj.Key > startAfter {
 				out = append(out, obj)
 			}
@@ -101,12 +103,12 @@ func listLogPages(ctx context.Context, b *blob.Bucket, startAfter string, observ
 }
 
 // listLogOptions are the LIST options of listLogPages.
-func listLogOptions(startAfter string) *blob.ListOptions {
-	opts := &blob.ListOptions{Prefix: logDir, Delimiter: "/"}
+func listLogOptions(prefix, startAfter string) *blob.ListOptions {
+	opts := &blob.ListOptions{Prefix: prefix + logDir, Delimiter: "/"}
 	if startAfter != "" && strings.HasPrefix(startAfter, logDir) {
 		suffix := startAfter[len(logDir):]
 		opts.BeforeList = func(as func(any) bool) error {
-			hintStartAfter(as, logDir, suffix)
+			hintStartAfter(as, opts.Prefix, suffix)
 			return nil
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/memblob"
 	"gocloud.dev/gcerrors"
+
+	"github.com/deltasync/deltasync/internal/testcorpus"
 )
 
 // seedKeys writes empty-ish objects at keys (relative to b).
@@ -239,5 +241,62 @@ func TestOpen(t *testing.T) {
 	_, err = Open(ctx, "azblob://c/t?storage_account=a&sig=secret", WithCredentials(Credentials{AzureSASToken: "sv=1&sig=x"}))
 	if azureEnabled && (err == nil || strings.Contains(err.Error(), "secret")) {
 		t.Errorf("Open(azblob with unknown param) = %v, want an error without the query", err)
+	}
+}
+
+// TestLocalTablesShareBucket: local tables opened with Open read through one
+// bucket over the file system, each under its own directory: a table's
+// listing holds only its own log (not a sibling's whose name it prefixes),
+// closing one table leaves the others readable, and a path fileblob would
+// escape gets a bucket of its own.
+func TestLocalTablesShareBucket(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	corpus := corpusDir(t)
+	testcorpus.CopyTree(t, filepath.Join(corpus, "checkpoint"), filepath.Join(dir, "t"), nil)
+	testcorpus.CopyTree(t, filepath.Join(corpus, "delta-0.8.0"), filepath.Join(dir, "t2"), nil)
+	testcorpus.CopyTree(t, filepath.Join(corpus, "delta-0.8.0"), filepath.Join(dir, "odd__0x41__name"), nil)
+	open := func(name string) *Table {
+		t.Helper()
+		tbl, err := Open(ctx, filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tbl
+	}
+	a, b, odd := open("t"), open("t2"), open("odd__0x41__name")
+	if a.bucket != b.bucket || a.ownsBucket || b.ownsBucket {
+		t.Fatalf("two local tables: buckets %p and %p (owned %v, %v), want one shared", a.bucket, b.bucket, a.ownsBucket, b.ownsBucket)
+	}
+	if odd.bucket == a.bucket || !odd.ownsBucket || odd.prefix != "" {
+		t.Errorf("a path with %q shares the bucket; want its own, rooted at the table", "__0x")
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, tbl := range map[string]*Table{"t": a, "odd": odd} {
+		snap, err := tbl.Load(ctx, LoadOptions{})
+		if err != nil {
+			t.Fatalf("%s after another table closed: %v", name, err)
+		}
+		want := int64(14)
+		if name == "odd" {
+			want = 1
+		}
+		if snap.Version != want {
+			t.Errorf("%s: version %d, want %d", name, snap.Version, want)
+		}
+	}
+	objs, err := a.listObjects(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if !strings.HasPrefix(o.Key, logDir) {
+			t.Errorf("listing of t returned %q, want keys under %s", o.Key, logDir)
+		}
+	}
+	if n := len(objs); n == 0 {
+		t.Error("listing of t is empty")
 	}
 }

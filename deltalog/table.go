@@ -14,8 +14,11 @@ import (
 // Table is one Delta table root in one bucket. It is safe for concurrent
 // use: it holds no mutable state besides the bucket.
 type Table struct {
-	bucket *blob.Bucket // rooted at the table: keys are "_delta_log/..."
-	name   string       // for errors
+	bucket *blob.Bucket // the table's keys are prefix + "_delta_log/..."
+	// prefix is where the table's root is in bucket: "" when bucket is
+	// rooted at the table (NewTable), else "path/to/table/" (Open).
+	prefix string
+	name   string // for errors
 	opts   options
 	// ownsBucket makes Close close the bucket (set by Open, which made it).
 	ownsBucket bool

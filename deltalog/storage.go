@@ -93,6 +93,9 @@ func openBucket(ctx context.Context, rawURL string, creds Credentials) (*blob.Bu
 func openStore(ctx context.Context, rawURL string, creds Credentials, shareLocal bool) (store, string, error) {
 	rawURL = hadoopFile(rawURL)
 	name := redact.Location(rawURL)
+	if name == rawURL {
+		name = rawURL // the caller's string, not a copy kept with the table
+	}
 	dir, local := "", !strings.Contains(rawURL, "://")
 	if local {
 		dir = rawURL

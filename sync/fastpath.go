@@ -94,11 +94,30 @@ func (r *Reconciler) remember(st *tableState, t Target, res *Result, before, aft
 	if first {
 		resync = r.firstResync(t.Name)
 	}
+	// Kept for every table between cycles: where the listed location and
+	// type are the strings the state already holds, keep those.
+	listedLoc := t.Listed.StorageLocation
+	if listedLoc == st.loc {
+		listedLoc = st.loc
+	}
 	st.verified = verified{
 		until:     r.opts.Now().Add(resync),
-		updatedAt: updatedAt, tableID: t.Listed.TableID, listedLoc: t.Listed.StorageLocation,
-		etag: after.Table.Metadata.Etag, version: *res.LogVersion, mode: t.Mode, typ: res.Type,
+		updatedAt: updatedAt, tableID: t.Listed.TableID, listedLoc: listedLoc,
+		etag: after.Table.Metadata.Etag, version: *res.LogVersion, mode: t.Mode, typ: tableType(res.Type),
 	}
+}
+
+// tableType returns the constant spelling of the usual table types, so that
+// what is kept per table does not hold a copy of the word decoded from
+// every answer.
+func tableType(s string) string {
+	switch s {
+	case catalog.TableTypeExternal:
+		return catalog.TableTypeExternal
+	case catalog.TableTypeManaged:
+		return catalog.TableTypeManaged
+	}
+	return s
 }
 
 // firstResync is when a table verified for the first time (or again after

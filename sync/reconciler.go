@@ -317,7 +317,7 @@ func (r *Reconciler) record(res Result) {
 	s := st.status
 	// s.Table stays: it is res.Table, and the same string as the
 	// table's key, where res.Table is a copy made for this cycle.
-	s.Type, s.Mode = res.Type, res.Mode
+	s.Type, s.Mode = tableType(res.Type), res.Mode
 	s.Status, s.Outcome, s.Reason = res.Status, res.Outcome, res.Reason
 	s.Drift = nil
 	// Drift is what still differs: a confirmed sync leaves none, although

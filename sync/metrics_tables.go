@@ -60,6 +60,12 @@ type tableSeries struct {
 	// sorted by name as the exposition wants them, never modified once
 	// built (a scrape hands them out), rebuilt when a value changes.
 	byTable, infoLabels []*dto.LabelPair
+	// tablePair and the arrays back the first byTable and infoLabels, so
+	// that a table's series are one allocation, not four; byTable never
+	// changes, and infoLabels gets a new array when a value does.
+	tablePair    dto.LabelPair
+	byTableArray [1]*dto.LabelPair
+	infoArray    [4]*dto.LabelPair
 }
 
 // tableFamilies are the per-table families' full names.
@@ -149,13 +155,23 @@ func (c *tableCollector) record(st *TableStatus) {
 	s, ok := c.tables[st.Table]
 	if !ok {
 		s = &tableSeries{tableValues: tableValues{name: labelValue(st.Table)}}
-		s.byTable = []*dto.LabelPair{{Name: &labelTable, Value: &s.name}}
+		s.tablePair.Name, s.tablePair.Value = &labelTable, &s.name
+		s.byTableArray[0] = &s.tablePair
+		s.byTable = s.byTableArray[:]
 		c.tables[st.Table] = s
 	}
 	if s.infoLabels == nil || s.typ != st.Type || s.mode != string(st.Mode) || s.status != string(st.Status) {
 		s.typ, s.mode, s.status = st.Type, string(st.Mode), string(st.Status)
-		s.infoLabels = []*dto.LabelPair{c.pair(&labelMode, labelValue(s.mode)), c.pair(&labelStatus, labelValue(s.status)),
+		info := [4]*dto.LabelPair{c.pair(&labelMode, labelValue(s.mode)), c.pair(&labelStatus, labelValue(s.status)),
 			s.byTable[0], c.pair(&labelTableType, labelValue(s.typ))}
+		if s.infoLabels == nil {
+			// The first: no scrape has been handed the array yet.
+			s.infoArray = info
+			s.infoLabels = s.infoArray[:]
+		} else {
+			fresh := info // a scrape may still be reading the old one
+			s.infoLabels = fresh[:]
+		}
 	}
 	s.drift = drift
 	if st.LogVersion != nil {

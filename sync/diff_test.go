@@ -191,3 +191,40 @@ func TestNormalizeLocation(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffSchemaAsTheCatalogWritesIt: a log schemaString that is the
+// catalog's columns written in the log's form (the usual in-sync table) is
+// compared without parsing it, with the same verdict as the parse gives: no
+// schema drift, and the types the catalog cannot store still reported.
+func TestDiffSchemaAsTheCatalogWritesIt(t *testing.T) {
+	for _, schema := range []string{
+		testSchema, // metadata keys unsorted: not the catalog's spelling, parsed
+		`{"type":"struct","fields":[{"name":"v","type":"void","nullable":true,"metadata":{}},{"name":"m","type":{"type":"map","keyType":"string","valueType":"decimal(10,2)","valueContainsNull":true},"nullable":false,"metadata":{"comment":"x","delta.columnMapping.id":3}}]}`,
+	} {
+		cols, err := catalog.ColumnsFromSchemaString(schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		canonical, err := cols.SchemaString()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantUnsupported := catalog.UnsupportedTypes(cols)
+		for _, s := range []string{schema, canonical} {
+			change, unsupported, problems := diffSchema(s, cols)
+			if change != nil || problems != nil {
+				t.Errorf("%s: change %+v, problems %v; want none", s, change, problems)
+			}
+			if diff := cmp.Diff(wantUnsupported, unsupported); diff != "" {
+				t.Errorf("%s: unsupported (-parsed +got):\n%s", s, diff)
+			}
+		}
+		// A catalog that differs is still told apart.
+		other := cols
+		other.Fields = append([]catalog.StructField(nil), cols.Fields...)
+		other.Fields[0].Nullable = !other.Fields[0].Nullable
+		if change, _, _ := diffSchema(canonical, other); change == nil {
+			t.Errorf("%s: a catalog column with another nullability shows no schema change", canonical)
+		}
+	}
+}

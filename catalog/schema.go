@@ -110,7 +110,6 @@ func encodeStruct(s *StructType, st style) ([]byte, error) {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		name, _ := marshalPlain(f.Name)
 		t, err := encodeType(f.Type, st)
 		if err != nil {
 			return nil, fmt.Errorf("field %q: %w", f.Name, err)
@@ -121,7 +120,15 @@ func encodeStruct(s *StructType, st style) ([]byte, error) {
 				return nil, fmt.Errorf("field %q metadata: %w", f.Name, err)
 			}
 		}
-		fmt.Fprintf(&buf, `{"name":%s,"type":%s,"nullable":%t,"metadata":%s}`, name, t, f.Nullable, md)
+		buf.WriteString(`{"name":`)
+		writeString(&buf, f.Name)
+		buf.WriteString(`,"type":`)
+		buf.Write(t)
+		buf.WriteString(`,"nullable":`)
+		buf.WriteString(strconv.FormatBool(f.Nullable))
+		buf.WriteString(`,"metadata":`)
+		buf.Write(md)
+		buf.WriteByte('}')
 	}
 	buf.WriteString("]}")
 	return buf.Bytes(), nil
@@ -152,6 +159,9 @@ func encodeType(d DataType, st style) ([]byte, error) {
 	case len(d.Other) > 0:
 		return d.Other, nil
 	case d.Primitive != "":
+		if isPlain(d.Primitive) {
+			return []byte(`"` + d.Primitive + `"`), nil
+		}
 		return marshalPlain(d.Primitive)
 	default:
 		return nil, fmt.Errorf("empty data type")
@@ -405,6 +415,29 @@ func validDecimal(s string) bool {
 
 // marshalPlain is json.Marshal without HTML escaping, so names and metadata
 // such as "a<b" keep the spelling the Delta log uses.
+// writeString writes s as a JSON string, as marshalPlain would.
+func writeString(buf *bytes.Buffer, s string) {
+	if isPlain(s) {
+		buf.WriteByte('"')
+		buf.WriteString(s)
+		buf.WriteByte('"')
+		return
+	}
+	b, _ := marshalPlain(s) // a string always marshals
+	buf.Write(b)
+}
+
+// isPlain reports whether s is printable ASCII with no '"' or '\\': JSON
+// writes it between quotes as it is (marshalPlain does not escape HTML).
+func isPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
 func marshalPlain(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

@@ -255,3 +255,23 @@ func TestUnsupportedTypes(t *testing.T) {
 		t.Errorf("UnsupportedTypes changed the schema")
 	}
 }
+
+// TestWriteStringAsMarshalPlain: names and type strings written without
+// the encoder are what the encoder writes.
+func TestWriteStringAsMarshalPlain(t *testing.T) {
+	for _, s := range []string{"", "id", "a b", "<tag>&", "quo\"te", `back\slash`, "tab\t", "ünï", "\u2028", "decimal(10,2)", "x\x7f"} {
+		var buf bytes.Buffer
+		writeString(&buf, s)
+		want, err := marshalPlain(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if buf.String() != string(want) {
+			t.Errorf("writeString(%q) = %s, want %s", s, buf.String(), want)
+		}
+		got, err := encodeType(DataType{Primitive: s}, camel)
+		if s != "" && (err != nil || string(got) != string(want)) {
+			t.Errorf("encodeType(%q) = %s, %v; want %s", s, got, err, want)
+		}
+	}
+}

@@ -86,11 +86,12 @@ func openBucket(ctx context.Context, rawURL string, creds Credentials) (*blob.Bu
 }
 
 // openStore returns the store of the table at rawURL and the table name
-// used in errors. With shareLocal, a local table is read through one
-// bucket for the whole file system, shared by every local table (see
-// localPrefix); otherwise, and for the object stores, the bucket is the
-// table's own.
-func openStore(ctx context.Context, rawURL string, creds Credentials, shareLocal bool) (store, string, error) {
+// used in errors. With share, a local table is read through one bucket for
+// the whole file system, shared by every local table (see localPrefix),
+// and an S3 table without vended credentials through the one bucket of its
+// bucket name and URL parameters (objectStores); otherwise the bucket is
+// the table's own.
+func openStore(ctx context.Context, rawURL string, creds Credentials, share bool) (store, string, error) {
 	rawURL = hadoopFile(rawURL)
 	name := redact.Location(rawURL)
 	if name == rawURL {
@@ -116,27 +117,51 @@ func openStore(ctx context.Context, rawURL string, creds Credentials, shareLocal
 		}
 	}
 	if local {
-		st, err := openLocal(dir, shareLocal)
+		st, err := openLocal(dir, share)
 		return st, name, err
 	}
-	var b *blob.Bucket
+	var open func(context.Context, *url.URL, Credentials) (*blob.Bucket, error)
 	switch u.Scheme {
 	case "mem":
-		b = memblob.OpenBucket(nil)
+		return store{b: memblob.OpenBucket(nil), prefix: tableRoot(u.Path)}, name, nil
 	case "s3":
-		b, err = openS3(ctx, u, creds)
+		open = openS3
 	case "gs":
-		b, err = openGCS(ctx, u, creds)
+		open = openGCS
 	case "azblob":
-		b, err = openAzure(ctx, u, creds)
+		open = openAzure
 	default:
 		return store{}, name, fmt.Errorf("unsupported URL scheme %q (want file, mem, s3, gs or azblob)", u.Scheme)
 	}
+	if share && u.Scheme == "s3" && creds == (Credentials{}) {
+		// The driver reads the bucket name and the parameters, never the
+		// path: tables in one bucket share its bucket, as they share the
+		// client of those parameters (s3Clients). Not gs:// and azblob://:
+		// their clients also read the environment (emulator host, account),
+		// which the key would not hold.
+		key := u.Scheme + "://" + u.Host + "?" + u.Query().Encode()
+		b, err := objectStores.get(key, func() (*blob.Bucket, error) {
+			bu := *u
+			bu.Path, bu.RawPath = "", ""
+			return open(ctx, &bu, creds)
+		})
+		if err != nil {
+			return store{}, name, err
+		}
+		return store{b: b, prefix: tableRoot(u.Path), shared: true}, name, nil
+	}
+	b, err := open(ctx, u, creds)
 	if err != nil {
 		return store{}, name, err
 	}
 	return store{b: b, prefix: tableRoot(u.Path)}, name, nil
 }
+
+// objectStores are the buckets S3 tables opened with ambient credentials
+// share, by bucket name and URL parameters: a gocloud
+// bucket per table (driver state, tracer) was what each table kept of its
+// store once the clients were shared (see s3Clients).
+var objectStores sharedClients[*blob.Bucket]
 
 // localFS is the bucket over the whole local file system that the local
 // tables Open opens share: a fileblob bucket per table (with its tracer

@@ -196,6 +196,19 @@ func TestS3TablesShareClient(t *testing.T) {
 					if cl != first {
 						t.Errorf("t%d has an s3 client of its own; tables with the same URL parameters must share one", i)
 					}
+					if tbl.bucket != tbls[0].bucket || tbl.ownsBucket || tbl.prefix != fmt.Sprintf("t%d/", i) {
+						t.Errorf("t%d: bucket %p (owned %v, prefix %q), want t0's %p, shared, under t%d/", i, tbl.bucket, tbl.ownsBucket, tbl.prefix, tbls[0].bucket, i)
+					}
+				}
+				// Closing a table leaves the shared bucket to the others.
+				if err := tbls[0].Close(); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				for i, tbl := range tbls {
+					if !tbl.ownsBucket || (i > 0 && tbl.bucket == tbls[0].bucket) {
+						t.Errorf("t%d: a table with vended credentials shares its bucket", i)
+					}
 				}
 			}
 			rec.take()

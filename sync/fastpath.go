@@ -94,12 +94,9 @@ func (r *Reconciler) remember(st *tableState, t Target, res *Result, before, aft
 	if first {
 		resync = r.firstResync(t.Name)
 	}
-	// Kept for every table between cycles: where the listed location and
-	// type are the strings the state already holds, keep those.
-	listedLoc := t.Listed.StorageLocation
-	if listedLoc == st.loc {
-		listedLoc = st.loc
-	}
+	// Kept for every table between cycles: the listed location is mostly
+	// the catalog's location the state already holds.
+	listedLoc := sameOr(st.loc, t.Listed.StorageLocation)
 	st.verified = verified{
 		until:     r.opts.Now().Add(resync),
 		updatedAt: updatedAt, tableID: t.Listed.TableID, listedLoc: listedLoc,

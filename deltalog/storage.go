@@ -89,7 +89,7 @@ func openBucket(ctx context.Context, rawURL string, creds Credentials) (*blob.Bu
 // used in errors. With share, a local table is read through one bucket for
 // the whole file system, shared by every local table (see localPrefix),
 // and an S3 table without vended credentials through the one bucket of its
-// bucket name and URL parameters (objectStores); otherwise the bucket is
+// bucket name and URL parameters (sharedBuckets); otherwise the bucket is
 // the table's own.
 func openStore(ctx context.Context, rawURL string, creds Credentials, share bool) (store, string, error) {
 	rawURL = hadoopFile(rawURL)
@@ -97,27 +97,22 @@ func openStore(ctx context.Context, rawURL string, creds Credentials, share bool
 	if name == rawURL {
 		name = rawURL // the caller's string, not a copy kept with the table
 	}
-	dir, local := "", !strings.Contains(rawURL, "://")
-	if local {
-		dir = rawURL
+	if !strings.Contains(rawURL, "://") {
+		st, err := openLocal(rawURL, share)
+		return st, name, err
 	}
 	u, err := url.Parse(rawURL)
-	if !local {
-		if err != nil {
-			return store{}, name, fmt.Errorf("invalid table URL: %w", err)
-		}
-		if u.Scheme != "file" && u.Host == "" {
-			return store{}, name, fmt.Errorf("%s URL %q names no bucket", u.Scheme, name)
-		}
-		if u.Scheme == "file" {
-			if u.Host != "" && u.Host != "localhost" {
-				return store{}, name, fmt.Errorf("file URL %q has a host; want file:///absolute/path", name)
-			}
-			dir, local = u.Path, true
-		}
+	if err != nil {
+		return store{}, name, fmt.Errorf("invalid table URL: %w", err)
 	}
-	if local {
-		st, err := openLocal(dir, share)
+	if u.Scheme != "file" && u.Host == "" {
+		return store{}, name, fmt.Errorf("%s URL %q names no bucket", u.Scheme, name)
+	}
+	if u.Scheme == "file" {
+		if u.Host != "" && u.Host != "localhost" {
+			return store{}, name, fmt.Errorf("file URL %q has a host; want file:///absolute/path", name)
+		}
+		st, err := openLocal(u.Path, share)
 		return st, name, err
 	}
 	var open func(context.Context, *url.URL, Credentials) (*blob.Bucket, error)
@@ -140,7 +135,7 @@ func openStore(ctx context.Context, rawURL string, creds Credentials, share bool
 		// their clients also read the environment (emulator host, account),
 		// which the key would not hold.
 		key := u.Scheme + "://" + u.Host + "?" + u.Query().Encode()
-		b, err := objectStores.get(key, func() (*blob.Bucket, error) {
+		b, err := sharedBuckets.get(key, func() (*blob.Bucket, error) {
 			bu := *u
 			bu.Path, bu.RawPath = "", ""
 			return open(ctx, &bu, creds)
@@ -157,16 +152,12 @@ func openStore(ctx context.Context, rawURL string, creds Credentials, share bool
 	return store{b: b, prefix: tableRoot(u.Path)}, name, nil
 }
 
-// objectStores are the buckets S3 tables opened with ambient credentials
-// share, by bucket name and URL parameters: a gocloud
-// bucket per table (driver state, tracer) was what each table kept of its
-// store once the clients were shared (see s3Clients).
-var objectStores sharedClients[*blob.Bucket]
-
-// localFS is the bucket over the whole local file system that the local
-// tables Open opens share: a fileblob bucket per table (with its tracer
-// and driver state) was ~0.5 KiB and ~10 objects kept per open table.
-var localFS sharedClients[*blob.Bucket]
+// sharedBuckets are the buckets tables opened with Open share: "/" over the
+// whole local file system for local tables, and one per bucket name and
+// URL parameters for S3 tables with ambient credentials. A gocloud bucket
+// per table (driver state, tracer) was ~0.5 KiB and ~10 objects kept per
+// open table.
+var sharedBuckets sharedClients[*blob.Bucket]
 
 // openLocal opens the table directory dir: as a prefix of the shared
 // file-system bucket when share is set and the path allows it, else as a
@@ -177,7 +168,7 @@ func openLocal(dir string, share bool) (store, error) {
 		return store{}, err
 	}
 	if prefix, ok := localPrefix(abs); share && ok {
-		b, err := localFS.get("/", func() (*blob.Bucket, error) { return fileblob.OpenBucket("/", &fileblob.Options{}) })
+		b, err := sharedBuckets.get("/", func() (*blob.Bucket, error) { return fileblob.OpenBucket("/", &fileblob.Options{}) })
 		if err != nil {
 			return store{}, err
 		}

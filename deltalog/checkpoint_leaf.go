@@ -34,7 +34,7 @@ import (
 // chunkOf returns the column chunk of leaf in rg.
 func chunkOf(rg parquet.RowGroup, leaf *parquet.Column) (*parquet.FileColumnChunk, error) {
 	if !leaf.Leaf() {
-		return nil, fmt.Errorf("%s is not a leaf column", leaf.Name())
+		return nil, fmt.Errorf("%w: %s is not a leaf column", errNoLeaf, leaf.Name())
 	}
 	chunks := rg.ColumnChunks()
 	if leaf.Index() < 0 || leaf.Index() >= len(chunks) {

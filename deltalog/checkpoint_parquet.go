@@ -3,7 +3,6 @@ package deltalog
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
@@ -262,8 +261,10 @@ func entries(keys, values *column, i, mapDef int) (map[string]string, bool) {
 	return m, true
 }
 
-// errNoLeaf is returned when a checkpoint column lacks an expected field.
-var errNoLeaf = errors.New("unexpected column layout")
+// errNoLeaf is returned when a checkpoint column lacks an expected field
+// or has it in a shape the protocol does not allow (a group where a leaf
+// belongs, a repeated key): the file is corrupt, not unreadable for now.
+var errNoLeaf = fmt.Errorf("%w: unexpected column layout", ErrCorrupt)
 
 // rawObject builds a JSON object from fields in order, skipping nil values.
 type rawObject struct{ buf bytes.Buffer }

@@ -58,9 +58,10 @@ func (b *blockReaderAt) prefetch(off, end int64) error {
 	if off < 0 || end <= off || end-off > maxPrefetch || b.covered(off, end) {
 		return nil
 	}
-	data := make([]byte, end-off)
+	data := getBuf(int(end - off))[:end-off]
 	n, err := b.r.ReadAt(data, off)
 	if int64(n) < end-off {
+		putBuf(data)
 		if err == nil || err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
@@ -136,14 +137,29 @@ func (b *blockReaderAt) fetch(idx int64) ([]byte, error) {
 	}
 	start := idx * b.block
 	length := min(b.block, b.size-start)
-	data := make([]byte, length)
+	data := getBuf(int(length))[:length]
 	n, err := b.r.ReadAt(data, start)
 	if int64(n) < length {
 		if err == nil || err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
+		putBuf(data)
 		return nil, err
 	}
 	b.blocks[idx] = data
 	return data, nil
+}
+
+// release returns the fetched bytes to the buffer pool. The reader must
+// not be used afterwards, and no one may hold bytes ReadAt did not copy
+// out (ReadAt always copies).
+func (b *blockReaderAt) release() {
+	for idx, data := range b.blocks {
+		putBuf(data)
+		delete(b.blocks, idx)
+	}
+	for _, s := range b.segments {
+		putBuf(s.data)
+	}
+	b.segments = nil
 }

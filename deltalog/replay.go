@@ -182,16 +182,28 @@ func (t *Table) commits(ctx context.Context, r *replay, files []logPath, window,
 	results := make(chan fetched, maxWindow)
 	// On return, GETs already sent complete (as when a whole window was
 	// awaited before any of it was applied) and queued ones are dropped.
-	defer func() {
-		stop.Store(true)
-		close(jobs)
-		wg.Wait()
-	}()
 	got := make([]fetched, len(files))
 	arrived := make([]bool, len(files))
 	// free holds the buffers of commits already parsed, for later GETs:
 	// nothing parsed keeps a reference into a file's bytes.
 	var free [][]byte
+	defer func() {
+		stop.Store(true)
+		close(jobs)
+		wg.Wait()
+		// Every buffer of this replay goes back to the pool: those parsed,
+		// those fetched and not applied, and those still in results.
+		close(results)
+		for res := range results {
+			putBuf(res.data)
+		}
+		for _, g := range got {
+			putBuf(g.data)
+		}
+		for _, b := range free {
+			putBuf(b)
+		}
+	}()
 	workers, next := 0, 0
 	var ahead int64 // bytes of files[i:next]
 	for i := range files {
@@ -252,7 +264,9 @@ func (t *Table) readParquet(ctx context.Context, p *logPath, wantDomains bool) (
 	if err != nil {
 		return nil, fileErr(p.Version, p.Key, 0, err)
 	}
-	fa, err := readParquetActions(newBlockReaderAt(ra, size, checkpointBlock(size)), size, wantDomains)
+	br := newBlockReaderAt(ra, size, checkpointBlock(size))
+	fa, err := readParquetActions(br, size, wantDomains)
+	br.release() // what readParquetActions returns holds copies
 	if err != nil {
 		return nil, fileErr(p.Version, p.Key, 0, err)
 	}

@@ -165,7 +165,7 @@ func readSized(r io.Reader, size int64, buf []byte) ([]byte, error) {
 	if int64(cap(buf)) > size {
 		buf = buf[:0]
 	} else {
-		buf = make([]byte, 0, size+1)
+		buf = getBuf(int(size) + 1)
 	}
 	for {
 		n, err := r.Read(buf[len(buf):cap(buf)])

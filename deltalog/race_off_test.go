@@ -1,0 +1,5 @@
+//go:build !race
+
+package deltalog
+
+const raceEnabled = false

@@ -2,6 +2,7 @@ package deltalog
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"runtime"
 	"strings"
@@ -29,9 +30,9 @@ func loadOK(t *testing.T) (names []string, snaps []*Snapshot) {
 }
 
 // TestCompactKeepsState: a compact snapshot has every public field of the
-// loaded one but the schema tree, renders the same protocol and metaData
-// values, shares one schema string between tables with the same schema,
-// and Refresh continues from it.
+// loaded one but the schema (tree and string), knows the schema by its
+// digest, renders the same protocol and metaData values otherwise, and
+// Refresh continues from it.
 func TestCompactKeepsState(t *testing.T) {
 	names, snaps := loadOK(t)
 	type rendered struct {
@@ -65,30 +66,25 @@ func TestCompactKeepsState(t *testing.T) {
 			t.Errorf("%s: Compact modified the loaded snapshot", names[i])
 		}
 		want := *full
-		want.Schema = nil
+		want.Schema, want.Metadata.SchemaString = nil, ""
 		if diff := cmp.Diff(want, *c, cmpopts.IgnoreUnexported(Snapshot{}), cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("%s: compact snapshot (-loaded +compact):\n%s", names[i], diff)
 		}
-		if diff := cmp.Diff(render(full), render(c), cmpopts.EquateEmpty()); diff != "" {
+		wantJSON := render(full)
+		wantJSON.Metadata.SchemaString = ""
+		if diff := cmp.Diff(wantJSON, render(c), cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("%s: JSON of the compact snapshot (-loaded +compact):\n%s", names[i], diff)
 		}
-	}
-
-	// Two loads of one table: separate schema strings, one once compacted.
-	tbl := openCorpusTable(t, "checkpoint")
-	a, err := tbl.Load(context.Background(), LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := tbl.Load(context.Background(), LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if unsafe.StringData(a.Metadata.SchemaString) == unsafe.StringData(b.Metadata.SchemaString) {
-		t.Fatal("two loads share a schema string already; the test cannot tell interning apart")
-	}
-	if ca, cb := a.Compact(), b.Compact(); unsafe.StringData(ca.Metadata.SchemaString) != unsafe.StringData(cb.Metadata.SchemaString) {
-		t.Error("compact snapshots of one schema hold two copies of its string")
+		schema := full.Metadata.SchemaString
+		if !c.SchemaIs(schema) || !full.SchemaIs(schema) || c.SchemaSum() != full.SchemaSum() ||
+			c.SchemaSum() != sha256.Sum256([]byte(schema)) {
+			t.Errorf("%s: the compact snapshot does not know its schema", names[i])
+		}
+		for _, other := range []string{"", schema + " ", strings.Replace(schema, "true", "false", 1)} {
+			if other != schema && (c.SchemaIs(other) || full.SchemaIs(other)) {
+				t.Errorf("%s: SchemaIs(%.40q) is true", names[i], other)
+			}
+		}
 	}
 }
 
@@ -147,8 +143,9 @@ func TestCompactSharesCommonStrings(t *testing.T) {
 }
 
 // TestRefreshFromCompact: Refresh from a compact snapshot finds nothing
-// new (and returns it), or advances it with the metaData carried over and
-// a schema tree parsed again.
+// new (and returns it), or advances it with the metaData carried over (the
+// schema still known by its digest only), or with the new commit's
+// metaData (its schema string and tree).
 func TestRefreshFromCompact(t *testing.T) {
 	ctx := context.Background()
 	tbl, b, _ := memTable(t, "checkpoint")
@@ -166,26 +163,37 @@ func TestRefreshFromCompact(t *testing.T) {
 	if err != nil || how != Advanced {
 		t.Fatalf("one commit: %v %v", how, err)
 	}
-	if snap.Version != 15 || snap.CommitTimestamp != 1500 || snap.Schema == nil ||
-		snap.Metadata.SchemaString != full.Metadata.SchemaString || snap.Metadata.ID != full.Metadata.ID {
+	if snap.Version != 15 || snap.CommitTimestamp != 1500 || snap.Schema != nil || snap.Metadata.SchemaString != "" ||
+		!snap.SchemaIs(full.Metadata.SchemaString) || snap.Metadata.ID != full.Metadata.ID {
 		t.Errorf("advanced from a compact snapshot: version %d, ts %d, schema tree %v, metaData %+v",
 			snap.Version, snap.CommitTimestamp, snap.Schema != nil, snap.Metadata)
 	}
-	if diff := cmp.Diff(full.Schema, snap.Schema); diff != "" {
-		t.Errorf("schema tree after advancing (-loaded +advanced):\n%s", diff)
+	if again := snap.Compact(); !again.SchemaIs(full.Metadata.SchemaString) {
+		t.Error("compacting the advanced snapshot lost the schema's digest")
+	}
+
+	// A new metaData brings its schema: string and tree.
+	put(t, b, commitKey(16), commitText(1600, strings.Replace(metadataLine, "intCol", "newCol", 1)))
+	snap, how, err = tbl.Refresh(ctx, snap.Compact(), LoadOptions{})
+	if err != nil || how != Advanced {
+		t.Fatalf("a metaData commit: %v %v", how, err)
+	}
+	if snap.Schema == nil || !strings.Contains(snap.Metadata.SchemaString, "newCol") || !snap.SchemaIs(snap.Metadata.SchemaString) ||
+		snap.SchemaIs(full.Metadata.SchemaString) {
+		t.Errorf("advanced by a metaData commit: schema tree %v, schema string %q", snap.Schema != nil, snap.Metadata.SchemaString)
 	}
 }
 
 // TestCompactRetainedHeap bounds what a compact snapshot keeps alive: at
-// most its distinct schema strings plus compactOverhead bytes per snapshot
-// (the Snapshot struct, ~300 bytes, metaData id, name and description,
+// most compactOverhead bytes per snapshot, whatever its schema's size
+// (the Snapshot struct, ~350 bytes, metaData id, name and description,
 // format, partition columns, configuration map and protocol features; the
 // corpus tables have up to ~10 properties). A loaded snapshot keeps the
 // schema tree, the raw protocol and metaData JSON (the schema string a
 // second time, escaped) and private strings besides; it is measured too,
 // for the log.
 func TestCompactRetainedHeap(t *testing.T) {
-	const compactOverhead = 1536
+	const compactOverhead = 1024 // measured: 828
 	names, snaps := loadOK(t)
 	distinct := map[string]bool{}
 	schemaBytes := 0
@@ -215,8 +223,8 @@ func TestCompactRetainedHeap(t *testing.T) {
 	full, kept := withFull-none, withCompact-none
 	t.Logf("%d corpus tables (%d distinct schemas, %d schema bytes): loaded snapshots %d bytes (%d per table), compact %d bytes (%d per table)",
 		n, len(distinct), schemaBytes, full, full/n, kept, kept/n)
-	if bound := int64(schemaBytes) + compactOverhead*n; kept > bound {
-		t.Errorf("compact snapshots retain %d bytes, want at most %d (distinct schema strings + %d per table)", kept, bound, compactOverhead)
+	if bound := compactOverhead * n; kept > bound {
+		t.Errorf("compact snapshots retain %d bytes, want at most %d (%d per table)", kept, bound, compactOverhead)
 	}
 	if kept >= full {
 		t.Errorf("compact snapshots retain %d bytes, loaded ones %d: nothing saved", kept, full)

@@ -137,6 +137,9 @@ func (t *Table) advance(ctx context.Context, prev *Snapshot, newer []logPath) (*
 	if r.metadata == nil {
 		m := prev.Metadata
 		r.metadata, r.rawMetadata = &m, prev.state.rawMetadata
+		if m.SchemaString == "" {
+			r.schemaSum = prev.state.schemaSum
+		}
 	}
 	for k, v := range prev.Domains {
 		if !r.seen[k] {

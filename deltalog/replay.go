@@ -2,6 +2,7 @@ package deltalog
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	stdsync "sync"
@@ -22,6 +23,9 @@ type replay struct {
 	// protocolFile and metadataFile name where the actions were found
 	// (for errors); "" when carried over from a previous snapshot.
 	protocolFile, metadataFile string
+	// schemaSum is set when metadata was carried over from a snapshot
+	// holding only its schema's digest (Snapshot.Compact).
+	schemaSum [sha256.Size]byte
 }
 
 // wantDomains reports whether domainMetadata actions must still be

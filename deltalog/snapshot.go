@@ -1,6 +1,7 @@
 package deltalog
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"unique"
 )
@@ -29,11 +30,13 @@ type snapshotState struct {
 	latestKey   string          // key of the latest version's commit file ("" if checkpoint only)
 	staged      bool            // latestKey is a catalog-ratified staged commit
 	cpVersion   int64           // checkpoint the snapshot was built on, -1 if none
-	// compact marks a snapshot returned by Compact; schema is then the
-	// handle of its interned Metadata.SchemaString, which keeps the one
-	// shared copy alive while any compact snapshot uses it.
+	// compact marks a snapshot returned by Compact.
 	compact bool
-	schema  unique.Handle[string]
+	// schemaSum is the SHA-256 of the schema string when the snapshot does
+	// not hold the string itself (Metadata.SchemaString is ""): a compact
+	// snapshot, and what Refresh makes from one while no new metaData
+	// comes.
+	schemaSum [sha256.Size]byte
 }
 
 // Compact returns the snapshot as a long-lived cache should keep it: the
@@ -41,13 +44,15 @@ type snapshotState struct {
 // continues from it like from s), without what only a fresh Load's caller
 // needs and a cache pays for per table:
 //
-//   - the parsed schema tree (Schema is nil; Metadata.SchemaString is kept,
-//     and Refresh parses a new snapshot's tree whenever the table advances);
+//   - the schema: Schema is nil and Metadata.SchemaString is "". Only its
+//     SHA-256 is kept (SchemaSum), which tells a caller holding a schema
+//     string whether it is the log's (SchemaIs) for 32 bytes instead of the
+//     string's kilobytes, different for every table of a real fleet. A
+//     caller that needs the string itself loads the table again. Refresh
+//     carries the digest over until a new metaData brings a schema;
 //   - the raw protocol and metaData JSON (MarshalJSON then renders both from
 //     the parsed fields: the same members and values, in the struct's order,
 //     null fields left out, instead of the log's own spelling);
-//   - private copies of the schema string: it is interned (unique.Make), so
-//     every compact snapshot of tables with one schema shares one string;
 //   - spare capacity in the protocol's and metaData's lists;
 //   - private copies of the strings tables have in common: feature names,
 //     partition column names, the format, property names and short
@@ -72,9 +77,27 @@ func (s *Snapshot) Compact() *Snapshot {
 	c.Metadata.Format.Provider = intern(s.Metadata.Format.Provider)
 	c.Metadata.Configuration = internConfiguration(s.Metadata.Configuration)
 	c.state = snapshotState{latestKey: s.state.latestKey, staged: s.state.staged, cpVersion: s.state.cpVersion, compact: true}
-	c.state.schema = unique.Make(s.Metadata.SchemaString)
-	c.Metadata.SchemaString = c.state.schema.Value()
+	c.state.schemaSum = s.SchemaSum()
+	c.Metadata.SchemaString = ""
 	return c
+}
+
+// SchemaSum returns the SHA-256 of the metaData's schemaString, also for a
+// snapshot that does not hold the string (see Compact).
+func (s *Snapshot) SchemaSum() [sha256.Size]byte {
+	if s.Metadata.SchemaString == "" {
+		return s.state.schemaSum
+	}
+	return sha256.Sum256([]byte(s.Metadata.SchemaString))
+}
+
+// SchemaIs reports whether schemaString is the log's schema string, byte
+// for byte (by its digest when the snapshot holds only that).
+func (s *Snapshot) SchemaIs(schemaString string) bool {
+	if s.Metadata.SchemaString != "" {
+		return s.Metadata.SchemaString == schemaString
+	}
+	return schemaString != "" && sha256.Sum256([]byte(schemaString)) == s.state.schemaSum
 }
 
 // MarshalJSON renders the snapshot as

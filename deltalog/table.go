@@ -2,6 +2,7 @@ package deltalog
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	stdsync "sync"
@@ -178,10 +179,14 @@ func finish(r *replay, version int64, origin string) (*Snapshot, *LogError) {
 		return nil, &LogError{Version: version, File: origin, Err: reason(ErrMissingMetadata,
 			"none from %s through version %d; every table's log must hold one (its schema and properties)", baseName(origin), version)}
 	}
-	schema, err := ParseSchema(r.metadata.SchemaString)
-	if err != nil {
-		return nil, &LogError{Version: version, File: orDefault(r.metadataFile, origin), Err: reason(ErrCorrupt, "metaData.schemaString: %v", err)}
-	}
+	var schema *StructType
+	if r.metadata.SchemaString != "" || r.schemaSum == ([sha256.Size]byte{}) {
+		var err error
+		schema, err = ParseSchema(r.metadata.SchemaString)
+		if err != nil {
+			return nil, &LogError{Version: version, File: orDefault(r.metadataFile, origin), Err: reason(ErrCorrupt, "metaData.schemaString: %v", err)}
+		}
+	} // else: carried over from a compact snapshot, parsed when first read
 	snap := &Snapshot{
 		Version:         version,
 		Protocol:        *r.protocol,
@@ -197,6 +202,7 @@ func finish(r *replay, version int64, origin string) (*Snapshot, *LogError) {
 		}
 	}
 	snap.state.rawProtocol, snap.state.rawMetadata = r.rawProtocol, r.rawMetadata
+	snap.state.schemaSum = r.schemaSum
 	return snap, nil
 }
 

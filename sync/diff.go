@@ -20,7 +20,9 @@ type LogState struct {
 	// Protocol is the log's protocol action in the Delta API model.
 	Protocol catalog.Protocol
 	// SchemaString, PartitionColumns, Configuration and Description are
-	// the metaData action's fields.
+	// the metaData action's fields. SchemaString is "" when the log was
+	// read from a cached compact snapshot, which keeps only the schema's
+	// digest (schemaIs answers for it).
 	SchemaString     string
 	PartitionColumns []string
 	Configuration    map[string]string
@@ -30,6 +32,26 @@ type LogState struct {
 	Clustering [][]string
 	// Location is where the log was read (the catalog's location).
 	Location string
+	// schemaIs reports whether a schema string is the log's, byte for byte;
+	// set by LogStateOf.
+	schemaIs func(string) bool
+}
+
+// schemaElided reports whether the log's schema string is not at hand,
+// only whether a given one is it.
+func (l *LogState) schemaElided() bool { return l.SchemaString == "" && l.schemaIs != nil }
+
+// schemaIsCatalogs reports whether the catalog's columns, written in the
+// log's form, are the log's schemaString byte for byte.
+func (l *LogState) schemaIsCatalogs(cat catalog.StructType) bool {
+	s, err := cat.SchemaString()
+	if err != nil {
+		return false
+	}
+	if l.schemaIs != nil {
+		return l.schemaIs(s)
+	}
+	return s == l.SchemaString
 }
 
 // Record is what Unity Catalog records for a table, the live side of a Diff.
@@ -163,7 +185,7 @@ func (p Plan) Empty() bool {
 func Diff(log LogState, rec Record, opts DiffOptions) Plan {
 	md := rec.Table.Metadata
 	p := Plan{Table: rec.Name.String()}
-	p.Schema, p.Unsupported, p.Problems = diffSchema(log.SchemaString, md.Columns)
+	p.Schema, p.Unsupported, p.Problems = diffSchema(&log, md.Columns)
 	if !slices.Equal(nonNil(log.PartitionColumns), nonNil(md.PartitionColumns)) {
 		p.Partitioning = &PartitioningChange{Log: nonNil(log.PartitionColumns), Catalog: nonNil(md.PartitionColumns)}
 	}
@@ -199,17 +221,23 @@ func nonNil(s []string) []string {
 // diffSchema compares the log's schemaString with the catalog's columns in
 // the catalog model: names, types (nested), nullability and field metadata
 // (column-mapping ids and physical names, comments, ...), exactly.
-func diffSchema(schemaString string, cat catalog.StructType) (*SchemaChange, []string, []string) {
+func diffSchema(log *LogState, cat catalog.StructType) (*SchemaChange, []string, []string) {
 	// The usual case, a table in sync: the catalog's columns written in the
 	// log's form are the log's schemaString byte for byte (Spark and
 	// delta-rs write the same compact form; a writer that orders field
 	// metadata differently takes the parse below). Then the log's schema
 	// is the catalog's and is not parsed at all: writing ~40 columns costs
 	// a fraction of decoding them.
-	if s, err := cat.SchemaString(); err == nil && s == schemaString {
+	if log.schemaIsCatalogs(cat) {
 		return nil, catalog.UnsupportedTypes(cat), nil
 	}
-	want, err := catalog.ColumnsFromSchemaString(schemaString)
+	if log.schemaElided() {
+		// The Reconciler reads the log again before diffing in this case
+		// (Reconciler.load); a caller that did not gets a problem, not a
+		// guess.
+		return nil, nil, []string{"log schema: only its digest is at hand and the catalog's columns are not it; read the log again"}
+	}
+	want, err := catalog.ColumnsFromSchemaString(log.SchemaString)
 	if err != nil {
 		return nil, nil, []string{fmt.Sprintf("log schemaString: %v", err)}
 	}

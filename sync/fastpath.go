@@ -53,7 +53,11 @@ func (r *Reconciler) unchanged(ctx context.Context, st *tableState, t Target) (R
 		snap, how, err := st.table.Refresh(ctx, st.snap, deltalog.LoadOptions{})
 		if err != nil || how != deltalog.Unchanged {
 			if err == nil {
-				st.snap = snap.Compact() // the full reconcile's refresh then finds nothing new: one more LIST, no GET
+				// Kept whole until the full reconcile that follows: its
+				// refresh finds nothing new (one more LIST, no GET) and it
+				// diffs with a new metaData's schema string, not a digest,
+				// before it compacts the snapshot.
+				st.snap = snap
 			}
 			return Result{}, false
 		}

@@ -2,10 +2,14 @@ package sync_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	stdsync "sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/sync"
@@ -222,5 +226,55 @@ func TestUnchangedTableAllocs(t *testing.T) {
 	t.Logf("%.0f allocations per unchanged table", allocs)
 	if allocs > maxUnchangedAllocs {
 		t.Errorf("%.0f allocations per unchanged table, want at most %d", allocs, maxUnchangedAllocs)
+	}
+}
+
+// TestCatalogOnlySchemaEditIsRepaired: between cycles a Reconciler keeps a
+// table's schema by digest only (deltalog.Snapshot.Compact). When someone
+// edits the columns in the catalog only, the next cycle finds the listing
+// changed, sees that the catalog's columns are not the log's schema, reads
+// the log's schema again and pushes it: the catalog ends with the log's
+// columns. Runs against uctest and, with DELTASYNC_UC_URL, the real server.
+func TestCatalogOnlySchemaEditIsRepaired(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	for _, n := range []string{"a", "b"} {
+		e.register("basic_partitioned", n, -1)
+	}
+	rec, counter, _ := fastEnv(t, e, time.Hour)
+	for cycle := range 2 {
+		if rep := rec.Sync(ctx); rep.Failed() || rep.Count(sync.OutcomeUnchanged) != 2 {
+			t.Fatalf("cycle %d: %s\n%s", cycle, rep.Summary(), reportText(rep))
+		}
+	}
+	counter.take()
+	before := e.record("b").Table.Metadata
+	logCols := before.Columns
+	edited := catalog.StructType{Fields: slices.Clone(logCols.Fields[:len(logCols.Fields)-1])}
+	_, err := e.client.UpdateTable(ctx, e.name("b"), catalog.UpdateTableRequest{
+		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: before.TableUUID}, catalog.AssertEtag{Etag: before.Etag}},
+		Updates:      []catalog.Update{catalog.SetColumns{Columns: edited}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.record("b").Table.Metadata.Columns; len(got.Fields) != len(logCols.Fields)-1 {
+		t.Fatalf("the hand edit did not drop a column: %d columns", len(got.Fields))
+	}
+	rep := rec.Sync(ctx)
+	got := outcomeByTable(rep)
+	if got[e.name("b").String()] != sync.OutcomeSynced || got[e.name("a").String()] != sync.OutcomeUnchanged {
+		t.Fatalf("after a catalog-only column edit of b: %v\n%s", got, reportText(rep))
+	}
+	for _, r := range rep.Results {
+		if r.Table == e.name("b").String() && (r.Plan == nil || r.Plan.Schema == nil) {
+			t.Errorf("b was synced without a schema change in its plan: %+v", r.Plan)
+		}
+	}
+	if after := e.record("b").Table.Metadata.Columns; !cmp.Equal(after, logCols, cmpopts.EquateEmpty()) {
+		t.Errorf("b's columns after the sync (-log +catalog):\n%s", cmp.Diff(logCols, after, cmpopts.EquateEmpty()))
+	}
+	if ops := perTable(counter.take()); ops["updateTable"] != 1 {
+		t.Errorf("per-table requests %v; want one updateTable, for b", ops)
 	}
 }

@@ -27,6 +27,7 @@ func LogStateOf(s *deltalog.Snapshot, location string) LogState {
 		Description:      s.Metadata.Description,
 		Clustering:       s.ClusteringColumns(),
 		Location:         location,
+		schemaIs:         s.SchemaIs,
 	}
 }
 
@@ -103,11 +104,12 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 		st.snap = nil
 		return LogState{}, err
 	}
-	// Kept between cycles: the compact form (no schema tree, no raw JSON,
-	// the schema string shared by every table with that schema).
+	// Kept between cycles: the compact form (no schema tree or string, no
+	// raw JSON). This cycle diffs with what was read: after a Load or a
+	// metaData commit, the schema string itself.
 	st.snap, st.loc = snap.Compact(), loc
 	fullRead()
-	return LogStateOf(st.snap, loc), nil
+	return LogStateOf(snap, loc), nil
 }
 
 // credentials fetches READ credentials for the table: the catalog client

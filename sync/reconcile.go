@@ -164,6 +164,12 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 		res.CatalogVersion = rec.Table.LatestTableVersion
 	}
 	log, err := r.readLog(ctx, st, rec, false)
+	if err == nil && log.schemaElided() && !log.schemaIsCatalogs(md.Columns) {
+		// The cached snapshot knows its schema by digest only, and the
+		// catalog's columns are not it (drift, or a writer spelling the
+		// schema unlike the catalog): read the log's schema itself.
+		log, err = r.readLog(ctx, st, rec, true)
+	}
 	if err == nil && !rec.Managed() && md.LastCommitVersion != nil && *md.LastCommitVersion > log.Version {
 		// Someone recorded a newer version than we see: re-read the
 		// log from scratch rather than push an older snapshot.

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,9 +35,11 @@ import (
 	"github.com/deltasync/deltasync/sync"
 )
 
-// The scale benchmark (BENCHMARKS.md, "Fleet scale"): N realistic tables,
-// registered in uctest running in a separate process (this test binary
-// re-executed as TestScaleServer), reconciled by one Reconciler here.
+// The scale benchmark (BENCHMARKS.md, "Fleet scale"): N realistic tables
+// (delta-rs-written logs, each table with a schema and table id of its own,
+// see scaleTables), registered in uctest running in a separate process
+// (this test binary re-executed as TestScaleServer), reconciled by one
+// Reconciler here.
 //
 //	DELTASYNC_SCALE_TABLES=10000 DELTASYNC_PYTHON=... DELTASYNC_CACHE=$PWD/.cache \
 //	  go test ./sync -run '^TestScale$' -v -timeout 0
@@ -44,9 +47,10 @@ import (
 // Optional: DELTASYNC_SCALE_CONCURRENCY (default 16), DELTASYNC_SCALE_LATENCY
 // (e.g. 10ms: uctest delays every request once the tables are registered).
 const (
-	scaleTemplates  = 30   // distinct logs, written by delta-rs (testdata/scale/make_templates.py)
+	scaleTemplates  = 30   // logs written by delta-rs (testdata/scale/make_templates.py)
 	scalePerSchema  = 1000 // tables per schema
-	scaleRev        = "r1" // bump when the generator changes
+	scaleTplRev     = "r1" // bump when make_templates.py changes
+	scaleRev        = "r2" // bump when scaleTables changes
 	scaleServeEnv   = "DELTASYNC_SCALE_SERVE"
 	scaleTablesEnv  = "DELTASYNC_SCALE_TABLES"
 	scaleLatencyEnv = "DELTASYNC_SCALE_LATENCY"
@@ -64,12 +68,15 @@ func scaleCache(t testing.TB) string {
 	return d
 }
 
-// scaleTables makes (or reuses) n table directories whose _delta_log files
-// are hard links to the templates'.
+// scaleTables makes (or reuses) n table directories. Table i's
+// _delta_log holds hard links to the files of template i%30 and one commit
+// of its own on top (scaleDistinct), so that no two tables share a schema
+// or a table id, as in a real fleet: memory a Reconciler keeps per table
+// is then not flattered by strings equal across tables.
 func scaleTables(t testing.TB, n int) string {
 	t.Helper()
 	root := scaleCache(t)
-	tpl := filepath.Join(root, "templates-"+scaleRev)
+	tpl := scaleTemplateDir(root)
 	if _, err := os.Stat(filepath.Join(tpl, "complete")); err != nil {
 		py := os.Getenv("DELTASYNC_PYTHON")
 		if py == "" {
@@ -91,6 +98,7 @@ func scaleTables(t testing.TB, n int) string {
 	if _, err := os.Stat(filepath.Join(dir, "complete")); err == nil {
 		return dir
 	}
+	tpls := scaleTemplateSnapshots(t, root)
 	for i := range n {
 		src := filepath.Join(tpl, fmt.Sprintf("t%03d", i%scaleTemplates), "_delta_log")
 		dst := filepath.Join(dir, fmt.Sprintf("t%06d", i), "_delta_log")
@@ -109,11 +117,83 @@ func scaleTables(t testing.TB, n int) string {
 				t.Fatal(err)
 			}
 		}
+		writeDistinctCommit(t, dst, tpls[i%scaleTemplates], i)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "complete"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+func scaleTemplateDir(root string) string {
+	return filepath.Join(root, "templates-"+scaleTplRev)
+}
+
+// scaleTemplateSnapshots loads the templates' latest snapshots.
+func scaleTemplateSnapshots(t testing.TB, root string) []*deltalog.Snapshot {
+	t.Helper()
+	snaps := make([]*deltalog.Snapshot, scaleTemplates)
+	for k := range snaps {
+		snaps[k] = snapshot(t, filepath.Join(scaleTemplateDir(root), fmt.Sprintf("t%03d", k)))
+	}
+	return snaps
+}
+
+// scaleDistinct is what table i's own commit changes in its template's
+// metaData: a column named after the table (as ALTER TABLE ADD COLUMNS
+// writes it), a table id of its own, and the commit's timestamp.
+func scaleDistinct(tpl *deltalog.Snapshot, i int) (schema, id string, ts int64) {
+	s := tpl.Metadata.SchemaString
+	if !strings.HasSuffix(s, "]}") {
+		panic("template schemaString does not end its field list with ]}: " + s)
+	}
+	schema = s[:len(s)-2] + fmt.Sprintf(`,{"name":"note_t%06d","type":"string","nullable":true,"metadata":{}}]}`, i)
+	id = fmt.Sprintf("%08x-5ca1-4e00-8000-%012x", i, i)
+	return schema, id, tpl.CommitTimestamp + 1000
+}
+
+// scaleSnapshot is table i's snapshot, derived from its template's as
+// writeDistinctCommit changed it (what TestScaleServer registers).
+func scaleSnapshot(tpl *deltalog.Snapshot, i int) *deltalog.Snapshot {
+	s := *tpl
+	s.Version++
+	s.Metadata.SchemaString, s.Metadata.ID, s.CommitTimestamp = scaleDistinct(tpl, i)
+	return &s
+}
+
+// writeDistinctCommit writes table i's own commit into logDir: commitInfo
+// and the template's metaData with scaleDistinct's changes.
+func writeDistinctCommit(t testing.TB, logDir string, tpl *deltalog.Snapshot, i int) {
+	t.Helper()
+	raw, err := json.Marshal(tpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var whole struct {
+		MetaData map[string]any `json:"metaData"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&whole); err != nil {
+		t.Fatal(err)
+	}
+	schema, id, ts := scaleDistinct(tpl, i)
+	whole.MetaData["schemaString"], whole.MetaData["id"] = schema, id
+	ci := map[string]any{"timestamp": ts, "operation": "ADD COLUMNS", "operationParameters": map[string]any{}}
+	if tpl.Metadata.Configuration["delta.enableInCommitTimestamps"] == "true" {
+		ci["inCommitTimestamp"] = ts
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, action := range []any{map[string]any{"commitInfo": ci}, map[string]any{"metaData": whole.MetaData}} {
+		if err := enc.Encode(action); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name := filepath.Join(logDir, fmt.Sprintf("%020d.json", tpl.Version+1))
+	if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func scaleName(i int) catalog.TableName {
@@ -139,17 +219,14 @@ func TestScaleServer(t *testing.T) {
 	for i := 0; i < n; i += scalePerSchema {
 		srv.AddSchema("scale", scaleName(i).Schema)
 	}
-	snaps := make([]*deltalog.Snapshot, scaleTemplates)
-	for i := range snaps {
-		snaps[i] = snapshot(t, filepath.Join(dir, fmt.Sprintf("t%06d", i)))
-	}
+	snaps := scaleTemplateSnapshots(t, filepath.Dir(dir))
 	var next atomic.Int64
 	var wg stdsync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
 				loc := "file://" + filepath.Join(dir, fmt.Sprintf("t%06d", i))
-				if _, err := sync.Register(ctx, c, snaps[i%scaleTemplates], scaleName(i), loc); err != nil {
+				if _, err := sync.Register(ctx, c, scaleSnapshot(snaps[i%scaleTemplates], i), scaleName(i), loc); err != nil {
 					t.Errorf("register %d: %v", i, err)
 					return
 				}

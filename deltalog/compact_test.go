@@ -66,7 +66,10 @@ func TestCompactKeepsState(t *testing.T) {
 			t.Errorf("%s: Compact modified the loaded snapshot", names[i])
 		}
 		want := *full
-		want.Schema, want.Metadata.SchemaString = nil, ""
+		want.Schema, want.Metadata.SchemaString, want.Metadata.Configuration = nil, "", nil
+		if diff := cmp.Diff(full.Metadata.Configuration, c.Configuration(), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: compact snapshot's configuration (-loaded +compact):\n%s", names[i], diff)
+		}
 		if diff := cmp.Diff(want, *c, cmpopts.IgnoreUnexported(Snapshot{}), cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("%s: compact snapshot (-loaded +compact):\n%s", names[i], diff)
 		}
@@ -109,6 +112,7 @@ func TestCompactSharesCommonStrings(t *testing.T) {
 		t.Fatal("the two snapshots share strings already; the test cannot tell interning apart")
 	}
 	ca, cb := a.Compact(), b.Compact()
+	confA, confB := ca.Configuration(), cb.Configuration()
 	key := func(m map[string]string, want string) string {
 		for k := range m {
 			if k == want {
@@ -123,22 +127,25 @@ func TestCompactSharesCommonStrings(t *testing.T) {
 		"writer feature":   {ca.Protocol.WriterFeatures[0], cb.Protocol.WriterFeatures[0]},
 		"partition column": {ca.Metadata.PartitionColumns[0], cb.Metadata.PartitionColumns[0]},
 		"format":           {ca.Metadata.Format.Provider, cb.Metadata.Format.Provider},
-		"property name":    {key(ca.Metadata.Configuration, "owner.note"), key(cb.Metadata.Configuration, "owner.note")},
-		"short value":      {ca.Metadata.Configuration["delta.columnMapping.mode"], cb.Metadata.Configuration["delta.columnMapping.mode"]},
+		"property name":    {key(confA, "owner.note"), key(confB, "owner.note")},
+		"short value":      {confA["delta.columnMapping.mode"], confB["delta.columnMapping.mode"]},
 	} {
 		if !same(pair[0], pair[1]) {
 			t.Errorf("%s %q: two copies in two compact snapshots", what, pair[0])
 		}
 	}
-	if same(ca.Metadata.Configuration["owner.note"], cb.Metadata.Configuration["owner.note"]) {
+	if same(confA["owner.note"], confB["owner.note"]) {
 		t.Error("a long property value was interned")
 	}
 	if same(ca.Metadata.ID, cb.Metadata.ID) {
 		t.Error("the table id was interned")
 	}
-	ca.Metadata.Configuration["x"] = "y"
+	confA["x"] = "y"
 	if _, ok := a.Metadata.Configuration["x"]; ok {
 		t.Error("the compact snapshot's properties are the loaded snapshot's map")
+	}
+	if _, ok := ca.Configuration()["x"]; ok {
+		t.Error("a change to the map Configuration returned changed the compact snapshot")
 	}
 }
 
@@ -167,6 +174,9 @@ func TestRefreshFromCompact(t *testing.T) {
 		!snap.SchemaIs(full.Metadata.SchemaString) || snap.Metadata.ID != full.Metadata.ID {
 		t.Errorf("advanced from a compact snapshot: version %d, ts %d, schema tree %v, metaData %+v",
 			snap.Version, snap.CommitTimestamp, snap.Schema != nil, snap.Metadata)
+	}
+	if diff := cmp.Diff(full.Metadata.Configuration, snap.Metadata.Configuration, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("configuration carried over from a compact snapshot (-loaded +advanced):\n%s", diff)
 	}
 	if again := snap.Compact(); !again.SchemaIs(full.Metadata.SchemaString) {
 		t.Error("compacting the advanced snapshot lost the schema's digest")

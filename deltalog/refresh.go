@@ -136,6 +136,7 @@ func (t *Table) advance(ctx context.Context, prev *Snapshot, newer []logPath) (*
 	}
 	if r.metadata == nil {
 		m := prev.Metadata
+		m.Configuration = prev.Configuration()
 		r.metadata, r.rawMetadata = &m, prev.state.rawMetadata
 		if m.SchemaString == "" {
 			r.schemaSum = prev.state.schemaSum

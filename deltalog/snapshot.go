@@ -3,6 +3,8 @@ package deltalog
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"maps"
+	"slices"
 	"unique"
 )
 
@@ -37,6 +39,11 @@ type snapshotState struct {
 	// snapshot, and what Refresh makes from one while no new metaData
 	// comes.
 	schemaSum [sha256.Size]byte
+	// config holds a compact snapshot's configuration (Metadata.
+	// Configuration is nil) as key, value, key, value... sorted by key:
+	// a Go map costs ~300 bytes for the two or three properties most
+	// tables have, this slice a fifth of that.
+	config []string
 }
 
 // Compact returns the snapshot as a long-lived cache should keep it: the
@@ -53,6 +60,8 @@ type snapshotState struct {
 //   - the raw protocol and metaData JSON (MarshalJSON then renders both from
 //     the parsed fields: the same members and values, in the struct's order,
 //     null fields left out, instead of the log's own spelling);
+//   - the configuration map: Metadata.Configuration is nil and
+//     Configuration returns the same properties (a new map per call);
 //   - spare capacity in the protocol's and metaData's lists;
 //   - private copies of the strings tables have in common: feature names,
 //     partition column names, the format, property names and short
@@ -75,11 +84,26 @@ func (s *Snapshot) Compact() *Snapshot {
 	c.Protocol.WriterFeatures = internAll(s.Protocol.WriterFeatures)
 	c.Metadata.PartitionColumns = internAll(s.Metadata.PartitionColumns)
 	c.Metadata.Format.Provider = intern(s.Metadata.Format.Provider)
-	c.Metadata.Configuration = internConfiguration(s.Metadata.Configuration)
+	c.Metadata.Configuration = nil
 	c.state = snapshotState{latestKey: s.state.latestKey, staged: s.state.staged, cpVersion: s.state.cpVersion, compact: true}
 	c.state.schemaSum = s.SchemaSum()
+	c.state.config = compactConfiguration(s.Configuration())
 	c.Metadata.SchemaString = ""
 	return c
+}
+
+// Configuration returns the metaData's configuration: Metadata.
+// Configuration, or for a compact snapshot a new map of the same
+// properties (never nil).
+func (s *Snapshot) Configuration() map[string]string {
+	if !s.state.compact {
+		return s.Metadata.Configuration
+	}
+	m := make(map[string]string, len(s.state.config)/2)
+	for i := 0; i+1 < len(s.state.config); i += 2 {
+		m[s.state.config[i]] = s.state.config[i+1]
+	}
+	return m
 }
 
 // SchemaSum returns the SHA-256 of the metaData's schemaString, also for a
@@ -113,7 +137,9 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 		}
 	}
 	if len(m) == 0 {
-		if m, err = json.Marshal(s.Metadata); err != nil {
+		md := s.Metadata
+		md.Configuration = s.Configuration()
+		if m, err = json.Marshal(md); err != nil {
 			return nil, err
 		}
 	}
@@ -165,18 +191,20 @@ func internAll(vs []string) []string {
 // table's own, and interning those would only add the interning map's entry.
 const internedValueMax = 16
 
-// internConfiguration returns a copy of conf with its keys, and its values
-// of up to internedValueMax bytes, interned; conf itself if it is empty.
-func internConfiguration(conf map[string]string) map[string]string {
+// compactConfiguration returns conf as key, value pairs sorted by key, the
+// keys and the values of up to internedValueMax bytes interned; nil if conf
+// is empty.
+func compactConfiguration(conf map[string]string) []string {
 	if len(conf) == 0 {
-		return conf
+		return nil
 	}
-	out := make(map[string]string, len(conf))
-	for k, v := range conf {
+	out := make([]string, 0, 2*len(conf))
+	for _, k := range slices.Sorted(maps.Keys(conf)) {
+		v := conf[k]
 		if len(v) <= internedValueMax {
 			v = intern(v)
 		}
-		out[intern(k)] = v
+		out = append(out, intern(k), v)
 	}
 	return out
 }

@@ -23,7 +23,7 @@ func LogStateOf(s *deltalog.Snapshot, location string) LogState {
 		},
 		SchemaString:     s.Metadata.SchemaString,
 		PartitionColumns: slices.Clone(s.Metadata.PartitionColumns),
-		Configuration:    s.Metadata.Configuration,
+		Configuration:    s.Configuration(),
 		Description:      s.Metadata.Description,
 		Clustering:       s.ClusteringColumns(),
 		Location:         location,

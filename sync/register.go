@@ -24,12 +24,12 @@ func RegistrationFor(s *deltalog.Snapshot, name catalog.TableName, location stri
 		return catalog.CreateTableRequest{}, fmt.Errorf("registering %s: types the catalog cannot store: %s",
 			name, strings.Join(bad, ", "))
 	}
-	if strings.Contains(strings.ToLower(s.Metadata.Configuration["delta.universalFormat.enabledFormats"]), "iceberg") {
+	if strings.Contains(strings.ToLower(s.Configuration()["delta.universalFormat.enabledFormats"]), "iceberg") {
 		return catalog.CreateTableRequest{}, fmt.Errorf("registering %s: UniForm Iceberg tables need uniform metadata, not supported", name)
 	}
 	log := LogStateOf(s, location)
 	props := map[string]string{}
-	for k, v := range s.Metadata.Configuration {
+	for k, v := range s.Configuration() {
 		if !catalog.IsDerivedProperty(k) {
 			props[k] = v
 		}

@@ -87,7 +87,7 @@ func writeSnapshotText(w io.Writer, url string, s *deltalog.Snapshot) error {
 		}
 		line("clustering columns", "%s", strings.Join(cols, ", "))
 	}
-	writeSorted(&b, "properties", s.Metadata.Configuration)
+	writeSorted(&b, "properties", s.Configuration())
 	if s.Domains != nil {
 		writeSorted(&b, "domains", s.Domains)
 	}

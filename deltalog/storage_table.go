@@ -38,9 +38,13 @@ func (t *Table) get(ctx context.Context, key string, buf []byte) ([]byte, error)
 }
 
 // listObjects is listLogPages over the Table's bucket, reporting each page.
+// A local table's log is listed by listLocalLog instead, one LIST as well.
 func (t *Table) listObjects(ctx context.Context, startAfter string) ([]*blob.ListObject, error) {
-	if err := t.confine(logDir); err != nil {
-		return nil, err
+	if t.root != nil {
+		start := time.Now()
+		objs, err := t.root.listLog(startAfter)
+		t.opts.observe("list", start, err)
+		return objs, err
 	}
 	objs, err := listLogPages(ctx, t.bucket, t.prefix, startAfter, t.opts.observe)
 	return objs, classifyStoreError(err)

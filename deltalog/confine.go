@@ -111,8 +111,8 @@ func (t *Table) confine(key string) error {
 // start-after: it walks the whole directory and, for every file, stats it
 // and tries to open an attributes file beside it, two system calls per log
 // file for a daemon that LISTs every table each cycle to find nothing new.
-// Here the names are read with one getdents and only those after
-// startAfter are stat'ed. Directories are left out (Table.list skips
+// Here the names are read with getdents and only those after startAfter
+// are stat'ed. Directories are left out (Table.list skips
 // them), as are fileblob's own attribute files and names fileblob would
 // unescape (no log file has one).
 func (r *localRoot) listLog(startAfter string) ([]*blob.ListObject, error) {
@@ -134,15 +134,16 @@ func (r *localRoot) listLog(startAfter string) ([]*blob.ListObject, error) {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, &fs.PathError{Op: "open", Path: logDir, Err: ErrOutsideRoot})
 	}
 	defer d.Close()
-	entries, err := d.ReadDir(-1)
+	// Names only: ReadDir would lstat every entry on file systems that do
+	// not report entry types (DT_UNKNOWN).
+	names, err := d.Readdirnames(-1)
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	slices.Sort(names)
 	var out []*blob.ListObject
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || logDir+name <= startAfter || strings.HasSuffix(name, ".attrs") || strings.Contains(name, "__0x") {
+	for _, name := range names {
+		if logDir+name <= startAfter || strings.HasSuffix(name, ".attrs") || strings.Contains(name, "__0x") {
 			continue
 		}
 		fi, err := root.Lstat(filepath.Join(strings.TrimSuffix(logDir, "/"), name)) // as fileblob's listing, but confined
@@ -151,6 +152,9 @@ func (r *localRoot) listLog(startAfter string) ([]*blob.ListObject, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if fi.IsDir() {
+			continue
 		}
 		out = append(out, &blob.ListObject{Key: logDir + name, Size: fi.Size(), ModTime: fi.ModTime()})
 	}

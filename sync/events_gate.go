@@ -96,7 +96,7 @@ func (r *Reconciler) mayReuse(st *tableState, rec Record, openURL string, fresh 
 	if fresh || st.snap == nil || st.table == nil || st.url != openURL {
 		return false
 	}
-	if r.opts.VendedCredentials && !r.opts.Now().Before(st.credsValid) {
+	if r.opts.VendedCredentials && !r.opts.Now().Before(st.credsValid.Time()) {
 		return false
 	}
 	if rec.Managed() {

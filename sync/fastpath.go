@@ -22,15 +22,36 @@ import (
 // catalog shows in the next listing. Until is when the table must be fully
 // re-read anyway (Options.ResyncInterval), so nothing hides behind this.
 type verified struct {
-	until     time.Time // zero: not verified
-	updatedAt int64     // the listing's updated_at the verdict holds for
-	tableID   string    // the listing's table_id
-	listedLoc string    // the listing's storage_location, as spelled
-	etag      string    // the Delta API etag at the verdict (logged)
-	version   int64     // log version found in sync
+	until     moment // zero: not verified
+	updatedAt int64  // the listing's updated_at the verdict holds for
+	tableID   string // the listing's table_id
+	listedLoc string // the listing's storage_location, as spelled
+	version   int64  // log version found in sync
 	mode      Mode
 	typ       string
 }
+
+// moment is a point in time kept in 8 bytes (Unix nanoseconds, 0 for the
+// zero time) where a field of every table's state would take time.Time's 24.
+type moment int64
+
+func momentOf(t time.Time) moment {
+	if t.IsZero() {
+		return 0
+	}
+	return moment(t.UnixNano())
+}
+
+// Time returns m as a time.Time (the zero time for 0).
+func (m moment) Time() time.Time {
+	if m == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, int64(m))
+}
+
+// IsZero reports whether m is the zero time.
+func (m moment) IsZero() bool { return m == 0 }
 
 // unchanged is the fast path of Reconcile: it confirms an EXTERNAL table
 // that was verified in sync and whose listed record did not change, with one
@@ -38,12 +59,12 @@ type verified struct {
 func (r *Reconciler) unchanged(ctx context.Context, st *tableState, t Target) (Result, bool) {
 	v := &st.verified
 	l := t.Listed
-	if l == nil || l.UpdatedAt == 0 || v.until.IsZero() || !r.opts.Now().Before(v.until) ||
+	if l == nil || l.UpdatedAt == 0 || v.until.IsZero() || !r.opts.Now().Before(v.until.Time()) ||
 		l.UpdatedAt != v.updatedAt || l.TableID != v.tableID || l.StorageLocation != v.listedLoc ||
 		t.Mode != v.mode || st.table == nil || st.snap == nil || st.snap.Version != v.version {
 		return Result{}, false
 	}
-	if r.opts.VendedCredentials && !r.opts.Now().Before(st.credsValid) {
+	if r.opts.VendedCredentials && !r.opts.Now().Before(st.credsValid.Time()) {
 		return Result{}, false // the full path vends new credentials
 	}
 	// With events, a table no notification named since its last read is
@@ -64,8 +85,8 @@ func (r *Reconciler) unchanged(ctx context.Context, st *tableState, t Target) (R
 		fullRead()
 	}
 	if ce := r.log.Check(zap.DebugLevel, "unchanged since the last full verification"); ce != nil {
-		ce.Write(zap.String("table", t.Name.String()), zap.Int64("version", v.version), zap.String("etag", v.etag),
-			zap.Int64("updated_at", v.updatedAt), zap.Time("resync", v.until))
+		ce.Write(zap.String("table", t.Name.String()), zap.Int64("version", v.version),
+			zap.Int64("updated_at", v.updatedAt), zap.Time("resync", v.until.Time()))
 	}
 	version := v.version
 	return Result{Table: t.Name.String(), Type: v.typ, Mode: t.Mode, Outcome: OutcomeUnchanged, Status: StatusSynced,
@@ -102,9 +123,9 @@ func (r *Reconciler) remember(st *tableState, t Target, res *Result, before, aft
 	// the catalog's location the state already holds.
 	listedLoc := sameOr(st.loc, t.Listed.StorageLocation)
 	st.verified = verified{
-		until:     r.opts.Now().Add(resync),
+		until:     momentOf(r.opts.Now().Add(resync)),
 		updatedAt: updatedAt, tableID: t.Listed.TableID, listedLoc: listedLoc,
-		etag: after.Table.Metadata.Etag, version: *res.LogVersion, mode: t.Mode, typ: tableType(res.Type),
+		version: *res.LogVersion, mode: t.Mode, typ: tableType(res.Type),
 	}
 }
 

@@ -58,7 +58,7 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 	}
 	opts := r.logOptions // no spare capacity: an append below copies it
 	reopen := st.table == nil || st.url != openURL
-	if r.opts.VendedCredentials && (reopen || !r.opts.Now().Before(st.credsValid)) {
+	if r.opts.VendedCredentials && (reopen || !r.opts.Now().Before(st.credsValid.Time())) {
 		// Vend only when the table is (re)opened or its credentials are
 		// about to expire; the snapshot carries over to the new handle.
 		creds, err := r.credentials(ctx, rec)
@@ -66,9 +66,9 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 			return LogState{}, err
 		}
 		opts = append(opts, deltalog.WithCredentials(creds.Credentials))
-		st.credsValid = time.Time{}
+		st.credsValid = 0
 		if !creds.Expiration.IsZero() {
-			st.credsValid = creds.Expiration.Add(-credentialMargin)
+			st.credsValid = momentOf(creds.Expiration.Add(-credentialMargin))
 		}
 		reopen = true
 	}

@@ -91,7 +91,7 @@ type tableState struct {
 	snap   *deltalog.Snapshot
 	// credsValid is until when the vended credentials the table was opened
 	// with may still be used (zero: not vended, or expiry unknown).
-	credsValid time.Time
+	credsValid moment
 	// verified is the last full verdict "in sync" (fast path, fastpath.go).
 	verified verified
 }

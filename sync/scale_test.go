@@ -45,7 +45,8 @@ import (
 //	  go test ./sync -run '^TestScale$' -v -timeout 0
 //
 // Optional: DELTASYNC_SCALE_CONCURRENCY (default 16), DELTASYNC_SCALE_LATENCY
-// (e.g. 10ms: uctest delays every request once the tables are registered).
+// (e.g. 10ms: uctest delays every request once the tables are registered),
+// DELTASYNC_SCALE_NO_RELEASE=1 (no Options.ReleaseMemory, which run sets).
 const (
 	scaleTemplates  = 30   // logs written by delta-rs (testdata/scale/make_templates.py)
 	scalePerSchema  = 1000 // tables per schema
@@ -455,8 +456,10 @@ func TestScale(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(time.Now().UnixNano())
 	scrapes := metrics.Handler(reg, promhttp.HandlerOpts{})
+	// As deltasync run builds it: ReleaseMemory too.
 	rec, err := sync.New(sync.Options{Catalog: client, Selector: sel, Concurrency: concurrency, Storage: pol,
-		ResyncInterval: time.Hour, Metrics: metrics, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+		ResyncInterval: time.Hour, Metrics: metrics, Now: func() time.Time { return time.Unix(0, clock.Load()) },
+		ReleaseMemory: os.Getenv("DELTASYNC_SCALE_NO_RELEASE") == ""})
 	if err != nil {
 		t.Fatal(err)
 	}

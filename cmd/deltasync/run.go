@@ -29,7 +29,7 @@ func newRunCommand(c *cli) *cobra.Command {
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			c.listenEvents = true // only the daemon listens to storage events
+			c.daemon = true // only the daemon listens to storage events
 			a, err := c.newApp(cfg, false)
 			if err != nil {
 				return &exitError{code: 1, err: err}

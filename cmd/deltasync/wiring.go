@@ -269,7 +269,7 @@ func (c *cli) newApp(cfg config, dryRun bool) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.listenEvents {
+	if c.daemon {
 		if a.events, err = c.newEvents(cfg, a); err != nil {
 			return nil, err
 		}
@@ -285,6 +285,7 @@ func (c *cli) newApp(cfg config, dryRun bool) (*app, error) {
 		Logger:            a.log,
 		Metrics:           a.metrics,
 		Events:            a.events,
+		ReleaseMemory:     c.daemon,
 	})
 	if err != nil {
 		return nil, err

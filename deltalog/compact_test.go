@@ -240,3 +240,34 @@ func TestCompactRetainedHeap(t *testing.T) {
 		t.Errorf("compact snapshots retain %d bytes, loaded ones %d: nothing saved", kept, full)
 	}
 }
+
+// TestCompactKeepingSchema: the compact form that keeps the schema string
+// is compact in every other way, stays as it is when compacted again, and
+// Refresh continues from it with the schema parsed again.
+func TestCompactKeepingSchema(t *testing.T) {
+	ctx := context.Background()
+	tbl, b, _ := memTable(t, "checkpoint")
+	full, err := tbl.Load(ctx, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := full.CompactKeepingSchema()
+	if k == full || k.Schema != nil || k.state.rawMetadata != nil || k.Metadata.Configuration != nil ||
+		k.Metadata.SchemaString != full.Metadata.SchemaString || !k.SchemaIs(full.Metadata.SchemaString) {
+		t.Fatalf("kept schema %q, tree %v, raw %v", k.Metadata.SchemaString, k.Schema != nil, k.state.rawMetadata != nil)
+	}
+	if diff := cmp.Diff(full.Metadata.Configuration, k.Configuration(), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("configuration (-loaded +compact):\n%s", diff)
+	}
+	if k.Compact() != k || k.CompactKeepingSchema() != k {
+		t.Error("compacting a compact snapshot again made a copy")
+	}
+	put(t, b, commitKey(15), commitText(1500, addLine))
+	snap, how, err := tbl.Refresh(ctx, k, LoadOptions{})
+	if err != nil || how != Advanced {
+		t.Fatalf("one commit: %v %v", how, err)
+	}
+	if snap.Schema == nil || snap.Metadata.SchemaString != full.Metadata.SchemaString {
+		t.Errorf("advanced from a schema-keeping compact snapshot: tree %v, schema %q", snap.Schema != nil, snap.Metadata.SchemaString)
+	}
+}

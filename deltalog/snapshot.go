@@ -55,7 +55,8 @@ type snapshotState struct {
 //     SHA-256 is kept (SchemaSum), which tells a caller holding a schema
 //     string whether it is the log's (SchemaIs) for 32 bytes instead of the
 //     string's kilobytes, different for every table of a real fleet. A
-//     caller that needs the string itself loads the table again. Refresh
+//     caller that needs the string itself loads the table again, or keeps
+//     it from the start (CompactKeepingSchema). Refresh
 //     carries the digest over until a new metaData brings a schema;
 //   - the raw protocol and metaData JSON (MarshalJSON then renders both from
 //     the parsed fields: the same members and values, in the struct's order,
@@ -89,6 +90,19 @@ func (s *Snapshot) Compact() *Snapshot {
 	c.state.schemaSum = s.SchemaSum()
 	c.state.config = compactConfiguration(s.Configuration())
 	c.Metadata.SchemaString = ""
+	return c
+}
+
+// CompactKeepingSchema is Compact for a table whose schema string the
+// caller will need again (its catalog spells the schema differently, or is
+// not in sync with it): the compact snapshot keeps Metadata.SchemaString.
+// A compact snapshot is returned as is.
+func (s *Snapshot) CompactKeepingSchema() *Snapshot {
+	if s == nil || s.state.compact || s.Metadata.SchemaString == "" {
+		return s.Compact()
+	}
+	c := s.Compact()
+	c.Metadata.SchemaString = s.Metadata.SchemaString
 	return c
 }
 

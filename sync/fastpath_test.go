@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/sync"
@@ -276,5 +277,60 @@ func TestCatalogOnlySchemaEditIsRepaired(t *testing.T) {
 	}
 	if ops := perTable(counter.take()); ops["updateTable"] != 1 {
 		t.Errorf("per-table requests %v; want one updateTable, for b", ops)
+	}
+}
+
+// TestDriftedSchemaKeptBetweenCycles: a compact snapshot keeps only its
+// schema's digest when the catalog's columns spell the log's schema; a
+// table whose catalog differs (here: a column dropped in the catalog of a
+// watch-only table, which deltasync never fixes) keeps the string, so
+// that each later full reconcile diffs it without reading the whole log
+// again: one LIST per cycle, no GET.
+func TestDriftedSchemaKeptBetweenCycles(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.register("basic_partitioned", "w", -1)
+	before := e.record("w").Table.Metadata
+	edited := catalog.StructType{Fields: slices.Clone(before.Columns.Fields[:len(before.Columns.Fields)-1])}
+	if _, err := e.client.UpdateTable(ctx, e.name("w"), catalog.UpdateTableRequest{
+		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: before.TableUUID}, catalog.AssertEtag{Etag: before.Etag}},
+		Updates:      []catalog.Update{catalog.SetColumns{Columns: edited}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	rec := e.reconciler([]sync.Rule{{Include: []string{e.catalog + ".*.*"}, Mode: sync.ModeWarn}}, func(o *sync.Options) {
+		o.ResyncInterval = 0 // every cycle a full reconcile
+		o.Metrics = sync.NewMetrics(reg, "kept")
+	})
+	gets := func() float64 {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0.0
+		for _, mf := range mfs {
+			if mf.GetName() != "deltasync_storage_requests_total" {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "op" && l.GetValue() == "get" {
+						n += m.GetCounter().GetValue()
+					}
+				}
+			}
+		}
+		return n
+	}
+	for cycle := 1; cycle <= 3; cycle++ {
+		was := gets()
+		rep := rec.Sync(ctx)
+		if len(rep.Results) != 1 || rep.Results[0].Plan == nil || rep.Results[0].Plan.Schema == nil {
+			t.Fatalf("cycle %d: want the schema drift reported: %s\n%s", cycle, rep.Summary(), reportText(rep))
+		}
+		if got := gets() - was; cycle > 1 && got != 0 {
+			t.Errorf("cycle %d: %v storage GETs; the drifted table's log was read again", cycle, got)
+		}
 	}
 }

@@ -106,8 +106,22 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 	}
 	// Kept between cycles: the compact form (no schema tree or string, no
 	// raw JSON). This cycle diffs with what was read: after a Load or a
-	// metaData commit, the schema string itself.
-	st.snap, st.loc = snap.Compact(), loc
+	// metaData commit, the schema string itself. A table whose catalog
+	// columns are not its log's schema string, written alike, keeps the
+	// string: its next full reconcile needs it (drift a watch-only policy
+	// leaves, or a writer spelling field metadata its own way), and would
+	// otherwise read the whole log again each time.
+	keep := false
+	if snap.Metadata.SchemaString != "" {
+		cat, err := rec.Table.Metadata.Columns.SchemaString()
+		keep = err != nil || cat != snap.Metadata.SchemaString
+	}
+	if keep {
+		st.snap = snap.CompactKeepingSchema()
+	} else {
+		st.snap = snap.Compact()
+	}
+	st.loc = loc
 	fullRead()
 	return LogStateOf(snap, loc), nil
 }

@@ -101,6 +101,11 @@ func (t *Table) confine(key string) error {
 	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 		return nil
 	}
+	return outsideRoot(key)
+}
+
+// outsideRoot is the error for key of a local table leaving its directory.
+func outsideRoot(key string) error {
 	return fmt.Errorf("%w: %w", ErrCorrupt, &fs.PathError{Op: "open", Path: key, Err: ErrOutsideRoot})
 }
 
@@ -112,9 +117,9 @@ func (t *Table) confine(key string) error {
 // and tries to open an attributes file beside it, two system calls per log
 // file for a daemon that LISTs every table each cycle to find nothing new.
 // Here the names are read with getdents and only those after startAfter
-// are stat'ed. Directories are left out (Table.list skips
-// them), as are fileblob's own attribute files and names fileblob would
-// unescape (no log file has one).
+// are stat'ed. Directories are left out (Table.list skips them), as are
+// fileblob's own attribute files and names fileblob would unescape (no log
+// file has one).
 func (r *localRoot) listLog(startAfter string) ([]*blob.ListObject, error) {
 	root, err := os.OpenRoot(r.dir)
 	if err != nil {
@@ -124,14 +129,15 @@ func (r *localRoot) listLog(startAfter string) ([]*blob.ListObject, error) {
 		return nil, err
 	}
 	defer root.Close()
-	d, err := root.Open(strings.TrimSuffix(logDir, "/"))
+	dirName := strings.TrimSuffix(logDir, "/")
+	d, err := root.Open(dirName)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
 	case errors.Is(err, fs.ErrPermission):
 		return nil, err
 	case err != nil:
-		return nil, fmt.Errorf("%w: %w", ErrCorrupt, &fs.PathError{Op: "open", Path: logDir, Err: ErrOutsideRoot})
+		return nil, outsideRoot(logDir)
 	}
 	defer d.Close()
 	// Names only: ReadDir would lstat every entry on file systems that do
@@ -146,7 +152,7 @@ func (r *localRoot) listLog(startAfter string) ([]*blob.ListObject, error) {
 		if logDir+name <= startAfter || strings.HasSuffix(name, ".attrs") || strings.Contains(name, "__0x") {
 			continue
 		}
-		fi, err := root.Lstat(filepath.Join(strings.TrimSuffix(logDir, "/"), name)) // as fileblob's listing, but confined
+		fi, err := root.Lstat(filepath.Join(dirName, name)) // as fileblob's listing, but confined
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // removed since the directory was read
 		}

@@ -38,7 +38,7 @@ func (t *Table) get(ctx context.Context, key string, buf []byte) ([]byte, error)
 }
 
 // listObjects is listLogPages over the Table's bucket, reporting each page.
-// A local table's log is listed by listLocalLog instead, one LIST as well.
+// A local table's log is listed by localRoot.listLog instead, one LIST as well.
 func (t *Table) listObjects(ctx context.Context, startAfter string) ([]*blob.ListObject, error) {
 	if t.root != nil {
 		start := time.Now()

@@ -41,10 +41,10 @@ type LogState struct {
 // only whether a given one is it.
 func (l *LogState) schemaElided() bool { return l.SchemaString == "" && l.schemaIs != nil }
 
-// schemaIsCatalogs reports whether the catalog's columns, written in the
-// log's form, are the log's schemaString byte for byte.
-func (l *LogState) schemaIsCatalogs(cat catalog.StructType) bool {
-	s, err := cat.SchemaString()
+// schemaIsCatalogs reports whether rec's columns, written in the log's
+// form, are the log's schemaString byte for byte.
+func (l *LogState) schemaIsCatalogs(rec *Record) bool {
+	s, err := rec.columnsAsLog()
 	if err != nil {
 		return false
 	}
@@ -63,6 +63,26 @@ type Record struct {
 	Comment string
 	// StorageLocation is the classic TableInfo.storage_location ("" if unknown).
 	StorageLocation string
+	// columnsText caches columnsAsLog; a pointer, so that the copies of a
+	// Record made once it is set share it.
+	columnsText *columnsText
+}
+
+type columnsText struct {
+	s   string
+	err error
+}
+
+// columnsAsLog returns the catalog's columns written in the log's form
+// (catalog.StructType.SchemaString): what a full reconcile compares with
+// the log's schema up to three times (which snapshot to keep, whether a
+// digest-only snapshot must be read again, the diff), rendered once.
+func (r *Record) columnsAsLog() (string, error) {
+	if r.columnsText == nil {
+		s, err := r.Table.Metadata.Columns.SchemaString()
+		r.columnsText = &columnsText{s: s, err: err}
+	}
+	return r.columnsText.s, r.columnsText.err
 }
 
 // Managed reports whether the catalog owns the table (MANAGED or
@@ -185,7 +205,7 @@ func (p Plan) Empty() bool {
 func Diff(log LogState, rec Record, opts DiffOptions) Plan {
 	md := rec.Table.Metadata
 	p := Plan{Table: rec.Name.String()}
-	p.Schema, p.Unsupported, p.Problems = diffSchema(&log, md.Columns)
+	p.Schema, p.Unsupported, p.Problems = diffSchema(&log, &rec)
 	if !slices.Equal(nonNil(log.PartitionColumns), nonNil(md.PartitionColumns)) {
 		p.Partitioning = &PartitioningChange{Log: nonNil(log.PartitionColumns), Catalog: nonNil(md.PartitionColumns)}
 	}
@@ -221,14 +241,15 @@ func nonNil(s []string) []string {
 // diffSchema compares the log's schemaString with the catalog's columns in
 // the catalog model: names, types (nested), nullability and field metadata
 // (column-mapping ids and physical names, comments, ...), exactly.
-func diffSchema(log *LogState, cat catalog.StructType) (*SchemaChange, []string, []string) {
+func diffSchema(log *LogState, rec *Record) (*SchemaChange, []string, []string) {
+	cat := rec.Table.Metadata.Columns
 	// The usual case, a table in sync: the catalog's columns written in the
 	// log's form are the log's schemaString byte for byte (Spark and
 	// delta-rs write the same compact form; a writer that orders field
 	// metadata differently takes the parse below). Then the log's schema
 	// is the catalog's and is not parsed at all: writing ~40 columns costs
 	// a fraction of decoding them.
-	if log.schemaIsCatalogs(cat) {
+	if log.schemaIsCatalogs(rec) {
 		return nil, catalog.UnsupportedTypes(cat), nil
 	}
 	if log.schemaElided() {

@@ -211,7 +211,7 @@ func TestDiffSchemaAsTheCatalogWritesIt(t *testing.T) {
 		}
 		wantUnsupported := catalog.UnsupportedTypes(cols)
 		for _, s := range []string{schema, canonical} {
-			change, unsupported, problems := diffSchema(&LogState{SchemaString: s}, cols)
+			change, unsupported, problems := diffSchema(&LogState{SchemaString: s}, recordOf(cols))
 			if change != nil || problems != nil {
 				t.Errorf("%s: change %+v, problems %v; want none", s, change, problems)
 			}
@@ -223,8 +223,13 @@ func TestDiffSchemaAsTheCatalogWritesIt(t *testing.T) {
 		other := cols
 		other.Fields = append([]catalog.StructField(nil), cols.Fields...)
 		other.Fields[0].Nullable = !other.Fields[0].Nullable
-		if change, _, _ := diffSchema(&LogState{SchemaString: canonical}, other); change == nil {
+		if change, _, _ := diffSchema(&LogState{SchemaString: canonical}, recordOf(other)); change == nil {
 			t.Errorf("%s: a catalog column with another nullability shows no schema change", canonical)
 		}
 	}
+}
+
+// recordOf is a catalog record with columns cols.
+func recordOf(cols catalog.StructType) *Record {
+	return &Record{Table: catalog.LoadTableResponse{Metadata: catalog.TableMetadata{Columns: cols}}}
 }

@@ -113,7 +113,7 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 	// otherwise read the whole log again each time.
 	keep := false
 	if snap.Metadata.SchemaString != "" {
-		cat, err := rec.Table.Metadata.Columns.SchemaString()
+		cat, err := rec.columnsAsLog()
 		keep = err != nil || cat != snap.Metadata.SchemaString
 	}
 	if keep {

@@ -163,8 +163,9 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 	if rec.Managed() && rec.Table.LatestTableVersion != nil {
 		res.CatalogVersion = rec.Table.LatestTableVersion
 	}
+	_, _ = rec.columnsAsLog() // rendered once here for readLog, the check below and Diff
 	log, err := r.readLog(ctx, st, rec, false)
-	if err == nil && log.schemaElided() && !log.schemaIsCatalogs(md.Columns) {
+	if err == nil && log.schemaElided() && !log.schemaIsCatalogs(&rec) {
 		// The cached snapshot knows its schema by digest only, and the
 		// catalog's columns are not it (drift, or a writer spelling the
 		// schema unlike the catalog): read the log's schema itself.

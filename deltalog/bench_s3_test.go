@@ -165,10 +165,25 @@ func TestS3BenchServer(t *testing.T) {
 // newS3BenchServer's.
 func openS3BenchTable(b *testing.B, dir string) (tbl *Table, serverCPU func() time.Duration) {
 	b.Helper()
-	ctx := context.Background()
 	srvURL, serverCPU := newS3BenchServer(b)
-	creds := Credentials{S3AccessKeyID: "AKIDEXAMPLE", S3SecretAccessKey: "secret"}
-	u := "s3://lake/t?endpoint=" + url.QueryEscape(srvURL) + "&region=us-east-1&use_path_style=true&disable_https=true"
+	return seedS3BenchTable(b, srvURL, dir), serverCPU
+}
+
+// s3BenchCreds are the credentials the S3 benchmarks sign with.
+var s3BenchCreds = Credentials{S3AccessKeyID: "AKIDEXAMPLE", S3SecretAccessKey: "secret"}
+
+// s3BenchURL is the table URL of the S3 benchmarks on the server at srvURL.
+func s3BenchURL(srvURL string) string {
+	return "s3://lake/t?endpoint=" + url.QueryEscape(srvURL) + "&region=us-east-1&use_path_style=true&disable_https=true"
+}
+
+// seedS3BenchTable copies the _delta_log of the local table at dir into
+// the bucket "lake" of the gofakes3 server at srvURL and opens it.
+func seedS3BenchTable(b *testing.B, srvURL, dir string) *Table {
+	b.Helper()
+	ctx := context.Background()
+	creds := s3BenchCreds
+	u := s3BenchURL(srvURL)
 	seed, _, err := openBucket(ctx, u, creds)
 	if err != nil {
 		b.Fatal(err)
@@ -190,10 +205,10 @@ func openS3BenchTable(b *testing.B, dir string) (tbl *Table, serverCPU func() ti
 			b.Fatal(err)
 		}
 	}
-	tbl, err = Open(ctx, u, WithCredentials(creds))
+	tbl, err := Open(ctx, u, WithCredentials(creds))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = tbl.Close() })
-	return tbl, serverCPU
+	return tbl
 }

@@ -5,7 +5,6 @@ package deltalog
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strconv"
 
@@ -153,17 +152,6 @@ func s3Config(ctx context.Context, q url.Values, ambient bool) (aws.Config, erro
 func readOnlyChecksums(o *s3.Options) {
 	o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 	o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
-}
-
-// keepFetchConns lets the SDK's transport keep as many idle connections per
-// host as a few Loads have GETs in flight. The SDK's default (10) is below
-// prefetchMax, so the connections above 10 of every burst of concurrent
-// commit GETs were closed and dialled again: 23-30 new TCP connections per
-// Load of a table with 100 commits after its checkpoint, when at most 16
-// GETs were in flight (TestS3LoadReusesConnections).
-func keepFetchConns(tr *http.Transport) {
-	tr.MaxIdleConnsPerHost = max(tr.MaxIdleConnsPerHost, idleConnsPerHost)
-	tr.MaxIdleConns = max(tr.MaxIdleConns, idleConnsPerHost)
 }
 
 // hintS3 sets StartAfter on an S3 ListObjectsV2 request.

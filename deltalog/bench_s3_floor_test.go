@@ -118,6 +118,11 @@ func (r recordedRequest) viaHTTP(ctx context.Context, hc *http.Client, base stri
 	if r.rng != "" {
 		req.Header.Set("Range", r.rng)
 	}
+	return r.send(hc, req)
+}
+
+// send sends req (r as built by a client) and drains the response body.
+func (r recordedRequest) send(hc *http.Client, req *http.Request) error {
 	resp, err := hc.Do(req)
 	if err != nil {
 		return err
@@ -160,16 +165,7 @@ func (r recordedRequest) viaPresigned(ctx context.Context, client *s3.Client, hc
 		return err
 	}
 	req.Header = signed.SignedHeader
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s: %s", r.uri, resp.Status)
-	}
-	_, err = io.Copy(io.Discard, resp.Body)
-	return err
+	return r.send(hc, req)
 }
 
 // viaBucket sends r through the gocloud bucket of the table URL (keys

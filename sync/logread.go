@@ -111,19 +111,15 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 	// string: its next full reconcile needs it (drift a watch-only policy
 	// leaves, or a writer spelling field metadata its own way), and would
 	// otherwise read the whole log again each time.
-	keep := false
-	if snap.Metadata.SchemaString != "" {
-		cat, err := rec.columnsAsLog()
-		keep = err != nil || cat != snap.Metadata.SchemaString
-	}
-	if keep {
+	log := LogStateOf(snap, loc)
+	if snap.Metadata.SchemaString != "" && !log.schemaIsCatalogs(&rec) {
 		st.snap = snap.CompactKeepingSchema()
 	} else {
 		st.snap = snap.Compact()
 	}
 	st.loc = loc
 	fullRead()
-	return LogStateOf(snap, loc), nil
+	return log, nil
 }
 
 // credentials fetches READ credentials for the table: the catalog client

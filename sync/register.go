@@ -3,7 +3,6 @@ package sync
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/deltasync/deltasync/catalog"
@@ -24,12 +23,12 @@ func RegistrationFor(s *deltalog.Snapshot, name catalog.TableName, location stri
 		return catalog.CreateTableRequest{}, fmt.Errorf("registering %s: types the catalog cannot store: %s",
 			name, strings.Join(bad, ", "))
 	}
-	if strings.Contains(strings.ToLower(s.Configuration()["delta.universalFormat.enabledFormats"]), "iceberg") {
+	log := LogStateOf(s, location)
+	if strings.Contains(strings.ToLower(log.Configuration["delta.universalFormat.enabledFormats"]), "iceberg") {
 		return catalog.CreateTableRequest{}, fmt.Errorf("registering %s: UniForm Iceberg tables need uniform metadata, not supported", name)
 	}
-	log := LogStateOf(s, location)
 	props := map[string]string{}
-	for k, v := range s.Configuration() {
+	for k, v := range log.Configuration {
 		if !catalog.IsDerivedProperty(k) {
 			props[k] = v
 		}
@@ -42,7 +41,7 @@ func RegistrationFor(s *deltalog.Snapshot, name catalog.TableName, location stri
 		Columns:               cols,
 		PartitionColumns:      nonNil(s.Metadata.PartitionColumns),
 		Protocol:              log.Protocol,
-		Properties:            maps.Clone(props),
+		Properties:            props,
 		LastCommitTimestampMs: max(s.CommitTimestamp, 1),
 	}
 	if log.Clustering != nil {

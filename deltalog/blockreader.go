@@ -154,10 +154,10 @@ func (b *blockReaderAt) fetch(idx int64) ([]byte, error) {
 // not be used afterwards, and no one may hold bytes ReadAt did not copy
 // out (ReadAt always copies).
 func (b *blockReaderAt) release() {
-	for idx, data := range b.blocks {
+	for _, data := range b.blocks {
 		putBuf(data)
-		delete(b.blocks, idx)
 	}
+	clear(b.blocks)
 	for _, s := range b.segments {
 		putBuf(s.data)
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,7 +57,7 @@ func BenchmarkS3RequestFloor(b *testing.B) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if recording.Load() {
 					mu.Lock()
-					reqs = append(reqs, recordedRequest{uri: r.URL.RequestURI(), rng: r.Header.Get("Range")})
+					reqs = append(reqs, recordRequest(r))
 					mu.Unlock()
 				}
 				fake.ServeHTTP(w, r)
@@ -107,6 +106,20 @@ func BenchmarkS3RequestFloor(b *testing.B) {
 type recordedRequest struct {
 	uri string // path and query, path-style: /lake/t/_delta_log/...
 	rng string // Range header, "" for a whole object
+	// key is the object a GET reads, in the bucket ("t/_delta_log/...");
+	// "" for a LIST, whose start-after (in the bucket too) is startAfter.
+	key, startAfter string
+}
+
+// recordRequest records r, a GET or a ListObjectsV2 of the bucket "lake".
+func recordRequest(r *http.Request) recordedRequest {
+	rec := recordedRequest{uri: r.URL.RequestURI(), rng: r.Header.Get("Range")}
+	if q := r.URL.Query(); q.Get("list-type") == "2" {
+		rec.startAfter = q.Get("start-after")
+	} else {
+		rec.key = strings.TrimPrefix(r.URL.Path, "/lake/")
+	}
+	return rec
 }
 
 // viaHTTP sends r with net/http alone and drains the body.
@@ -139,20 +152,15 @@ func (r recordedRequest) send(hc *http.Client, req *http.Request) error {
 // sign steps, no transport) and sends it with net/http; a LIST goes
 // through the client as a ListObjectsV2 call.
 func (r recordedRequest) viaPresigned(ctx context.Context, client *s3.Client, hc *http.Client) error {
-	path, query, _ := strings.Cut(r.uri, "?")
-	if strings.Contains(query, "list-type=2") {
-		q, err := url.ParseQuery(query)
-		if err != nil {
-			return err
+	if r.key == "" {
+		in := &s3.ListObjectsV2Input{Bucket: aws.String("lake"), Prefix: aws.String("t/" + logDir)}
+		if r.startAfter != "" {
+			in.StartAfter = aws.String(r.startAfter)
 		}
-		in := &s3.ListObjectsV2Input{Bucket: aws.String("lake"), Prefix: aws.String(q.Get("prefix"))}
-		if a := q.Get("start-after"); a != "" {
-			in.StartAfter = aws.String(a)
-		}
-		_, err = client.ListObjectsV2(ctx, in)
+		_, err := client.ListObjectsV2(ctx, in)
 		return err
 	}
-	in := &s3.GetObjectInput{Bucket: aws.String("lake"), Key: aws.String(strings.TrimPrefix(path, "/lake/"))}
+	in := &s3.GetObjectInput{Bucket: aws.String("lake"), Key: aws.String(r.key)}
 	if r.rng != "" {
 		in.Range = aws.String(r.rng)
 	}
@@ -169,40 +177,27 @@ func (r recordedRequest) viaPresigned(ctx context.Context, client *s3.Client, hc
 }
 
 // viaBucket sends r through the gocloud bucket of the table URL (keys
-// relative to the table): a LIST page for a ListObjectsV2 request with
-// its start-after, else a (ranged) GET, body drained.
+// relative to the table) with the helpers a Load uses: listLogPages for
+// the LIST, readFileInto for a whole-object GET; a ranged GET is a range
+// reader, drained.
 func (r recordedRequest) viaBucket(ctx context.Context, bucket *blob.Bucket) error {
-	path, query, _ := strings.Cut(r.uri, "?")
-	if strings.Contains(query, "list-type=2") {
-		q, err := url.ParseQuery(query)
-		if err != nil {
-			return err
-		}
-		after := q.Get("start-after")
-		_, _, err = bucket.ListPage(ctx, blob.FirstPageToken, 1000, &blob.ListOptions{
-			Prefix: strings.TrimPrefix(q.Get("prefix"), "t/"),
-			BeforeList: func(as func(any) bool) error {
-				var in *s3.ListObjectsV2Input
-				if as(&in) && after != "" {
-					in.StartAfter = aws.String(after)
-				}
-				return nil
-			},
-		})
+	if r.key == "" {
+		_, err := listLogPages(ctx, bucket, "", strings.TrimPrefix(r.startAfter, "t/"), nil)
 		return err
 	}
-	key := strings.TrimPrefix(path, "/lake/t/")
-	off, length := int64(0), int64(-1)
-	if r.rng != "" {
-		a, z, ok := strings.Cut(strings.TrimPrefix(r.rng, "bytes="), "-")
-		first, err1 := strconv.ParseInt(a, 10, 64)
-		last, err2 := strconv.ParseInt(z, 10, 64)
-		if !ok || err1 != nil || err2 != nil {
-			return fmt.Errorf("%s: range %q", key, r.rng)
-		}
-		off, length = first, last-first+1
+	key := strings.TrimPrefix(r.key, "t/")
+	if r.rng == "" {
+		data, err := readFileInto(ctx, bucket, key, nil)
+		putBuf(data)
+		return err
 	}
-	rd, err := bucket.NewRangeReader(ctx, key, off, length, nil)
+	a, z, ok := strings.Cut(strings.TrimPrefix(r.rng, "bytes="), "-")
+	first, err1 := strconv.ParseInt(a, 10, 64)
+	last, err2 := strconv.ParseInt(z, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return fmt.Errorf("%s: range %q", key, r.rng)
+	}
+	rd, err := bucket.NewRangeReader(ctx, key, first, last-first+1, nil)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +22,8 @@ import (
 //     $DELTASYNC_CACHE/bench and skipped when absent.
 //
 // The 10M-add tables are used only when DELTASYNC_BENCH_10M=1.
+// DELTASYNC_BENCH_TABLES=name=dir[,name=dir...] adds tables of your own
+// (local Delta tables; only _delta_log/ is read).
 //
 //	go test ./deltalog -run '^$' -bench BenchmarkLoadLayouts -benchmem -count 5
 
@@ -50,6 +53,13 @@ func layoutBenchTables(b *testing.B) [][2]string {
 			if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
 				out = append(out, [2]string{writer + "-" + s.name, dir})
 			}
+		}
+	}
+	for _, nd := range strings.Split(os.Getenv("DELTASYNC_BENCH_TABLES"), ",") {
+		if name, dir, ok := strings.Cut(nd, "="); ok {
+			out = append(out, [2]string{name, dir})
+		} else if nd != "" {
+			b.Fatalf("DELTASYNC_BENCH_TABLES: %q is not name=dir", nd)
 		}
 	}
 	return out

@@ -11,8 +11,14 @@
 #              (python deltalake, $DELTASYNC_PYTHON), then 100 more commits
 #   spark-N    the same log checkpointed by Spark (pyspark + delta-spark from
 #              PyPI, in $DELTASYNC_CACHE/sparkvenv; jars from Maven Central)
+#   tails      <writer>-N-tailK: a made table with only the first K of its
+#              100 commits after the checkpoint (hard links), the tail a
+#              writer leaves on average or at most between checkpoints:
+#              Spark checkpoints every 10 commits (tail5, tail10), delta-rs
+#              every 100 (tail50). Benchmark them with
+#              DELTASYNC_BENCH_TABLES=name=dir,... (bench_layouts_test.go).
 #
-# Usage: deltalog/bench/fixtures.sh [pgo] [deltars] [spark]   (default: all)
+# Usage: deltalog/bench/fixtures.sh [pgo] [deltars] [spark] [tails]   (default: all)
 # Env: SIZES (default "10000 1000000"), DELTASYNC_PYTHON (a python with
 # deltalake, e.g. from .ci/setup-python.sh), JAVA_HOME (Java 17).
 set -euo pipefail
@@ -24,7 +30,7 @@ SIZES=${SIZES:-"10000 1000000"}
 PY=${DELTASYNC_PYTHON:-python3}
 HERE=$ROOT/deltalog/bench
 mkdir -p "$BENCH"
-what=${*:-pgo deltars spark}
+what=${*:-pgo deltars spark tails}
 
 # make NAME N CHECKPOINT_CMD...: JSON log of N adds, checkpointed by the
 # command (given the table dir last), then 100 more commits.
@@ -53,6 +59,27 @@ spark_venv() {
 	fi
 }
 
+# tail SRC K: $BENCH/SRC with the commits up to its checkpoint + K, as
+# $BENCH/SRC-tailK (SRC is <writer>-N-r1; the name drops the -r1).
+tail_table() {
+	local src=$BENCH/$1 k=$2 dst cp f b
+	dst=$BENCH/${1%-r1}-tail$k
+	[ -e "$src/.complete" ] || { echo "$src: missing, skipped"; return; }
+	[ -e "$dst/.complete" ] && { echo "$dst: cached"; return; }
+	cp=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' "$src/_delta_log/_last_checkpoint")
+	rm -rf "$dst"
+	mkdir -p "$dst/_delta_log"
+	for f in "$src/_delta_log"/*; do
+		b=$(basename "$f")
+		if [[ $b =~ ^[0-9]{20}\.json$ ]] && ((10#${b%.json} > cp + k)); then
+			continue
+		fi
+		ln "$f" "$dst/_delta_log/$b"
+	done
+	touch "$dst/.complete"
+	echo "$dst: made"
+}
+
 for w in $what; do
 	case $w in
 	pgo)
@@ -64,6 +91,11 @@ for w in $what; do
 	spark)
 		spark_venv
 		for n in $SIZES; do make_table spark "$n" "$CACHE/sparkvenv/bin/python" "$HERE/spark_checkpoint.py" --ivy "$CACHE/ivy"; done
+		;;
+	tails)
+		tail_table spark-1000000-r1 5
+		tail_table spark-1000000-r1 10
+		tail_table deltars-1000000-r1 50
 		;;
 	*)
 		echo "unknown fixture kind $w" >&2

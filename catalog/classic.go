@@ -3,7 +3,9 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"hash/maphash"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -14,11 +16,30 @@ const pageSize = 50
 
 // listAll pages through a classic list endpoint: it loops until a page
 // carries no next_page_token (a full page always carries one, so the last
-// page may be empty). decode appends one page's items and returns its token.
-func (c *Client) listAll(ctx context.Context, op, path string, q url.Values, decode func(page []byte) (string, error)) error {
-	seen := map[string]bool{}
-	token := ""
-	for {
+// page may be empty). readPage reads each page (see pageScan), decode
+// decodes it and returns its token and how
+// many entries it held. A listing is bounded (listBounds): in pages, in
+// entries, in bytes and entries per page (pageGuard, as the body arrives),
+// and a repeated or oversized token ends it; each is an ErrListBound
+// error naming the listing.
+func (c *Client) listAll(ctx context.Context, op, path string, q url.Values, dropColumns bool, decode func(page []byte) (string, int, error)) error {
+	bounds := c.listBounds()
+	name := q.Get("catalog_name")
+	if s := q.Get("schema_name"); s != "" {
+		name += "." + s
+	}
+	if name != "" {
+		name = " " + name
+	}
+	seed := maphash.MakeSeed()
+	seen := map[uint64]bool{}
+	token, entries := "", 0
+	for page := 1; ; page++ {
+		if page > bounds.pages {
+			return fmt.Errorf("catalog: %s%s: %w", op, name, &boundError{fmt.Sprintf(
+				"more than %d pages (a listing holds at most %d entries, MaxListEntries, %d a page): the server's page tokens do not end",
+				bounds.pages, bounds.entries, pageSize)})
+		}
 		pq := url.Values{}
 		for k, v := range q {
 			pq[k] = v
@@ -27,62 +48,104 @@ func (c *Client) listAll(ctx context.Context, op, path string, q url.Values, dec
 		if token != "" {
 			pq.Set("page_token", token)
 		}
-		_, page, err := c.send(ctx, request{op: op, method: http.MethodGet, path: path, query: pq})
+		_, body, err := c.send(ctx, request{op: op, method: http.MethodGet, path: path, query: pq,
+			page: &pageLimit{entries: pageSize, bytes: bounds.pageBytes, dropColumns: dropColumns}})
+		var be *boundError
+		if errors.As(err, &be) {
+			return fmt.Errorf("catalog: %s%s: page %d: %w", op, name, page, err)
+		}
 		if err != nil {
 			return err
 		}
-		next, err := decode(page)
+		next, n, err := decode(body)
 		if stop, ok := err.(*stopListing); ok {
 			return stop.err
 		}
+		if ae, ok := err.(*APIError); ok { // an error envelope in a 200 answer
+			ae.Message += fmt.Sprintf(" (an error envelope in a 200 answer, page %d of the listing%s)", page, name)
+			return ae
+		}
+		if errors.As(err, &be) {
+			return fmt.Errorf("catalog: %s%s: page %d: %w", op, name, page, err)
+		}
 		if err != nil {
-			return fmt.Errorf("catalog: %s: decode response: %w", op, err)
+			return fmt.Errorf("catalog: %s%s: page %d: decode response: %w", op, name, page, err)
+		}
+		if entries += n; entries > bounds.entries {
+			return fmt.Errorf("catalog: %s%s: %w", op, name, &boundError{fmt.Sprintf(
+				"more than %d entries (MaxListEntries) in %d pages", bounds.entries, page)})
 		}
 		if next == "" {
 			return nil
 		}
-		if seen[next] {
-			return fmt.Errorf("catalog: %s: server repeated page token %q", op, next)
+		if len(next) > maxPageToken {
+			return fmt.Errorf("catalog: %s%s: page %d: %w", op, name, page, &boundError{fmt.Sprintf(
+				"page token of %d bytes, over %d: %s", len(next), maxPageToken, quoteToken(next))})
 		}
-		seen[next] = true
+		h := maphash.String(seed, next)
+		if seen[h] {
+			return fmt.Errorf("catalog: %s%s: page %d: %w", op, name, page, &boundError{
+				"server repeated page token " + quoteToken(next)})
+		}
+		seen[h] = true
 		token = next
 	}
 }
 
 // listPage is one page of a classic list answer. Each list call reads the
 // items field of its resource (see listPages); the others stay empty.
+// Error and ErrorCode catch an error envelope sent with status 200.
 type listPage[T any] struct {
-	Catalogs      []T     `json:"catalogs"`
-	Schemas       []T     `json:"schemas"`
-	Tables        []T     `json:"tables"`
-	NextPageToken *string `json:"next_page_token"`
+	Catalogs      []T             `json:"catalogs"`
+	Schemas       []T             `json:"schemas"`
+	Tables        []T             `json:"tables"`
+	NextPageToken *string         `json:"next_page_token"`
+	Error         json.RawMessage `json:"error"`
+	ErrorCode     *string         `json:"error_code"`
 }
 
 // listPages pages through a classic list endpoint (listAll), decoding each
-// page as a listPage[T] (after prepare, when set, rewrites its bytes) and
+// page as a listPage[T] (with its entries' columns dropped unread when
+// dropColumns; see pageScan) and
 // handing fn the items picked by items. fn's error stops the listing and
 // is returned as is.
-func listPages[T any](ctx context.Context, c *Client, op, path string, q url.Values, prepare func([]byte) []byte,
+func listPages[T any](ctx context.Context, c *Client, op, path string, q url.Values, dropColumns bool,
 	items func(*listPage[T]) []T, fn func([]T) error) error {
-	return c.listAll(ctx, op, path, q, func(b []byte) (string, error) {
-		if prepare != nil {
-			b = prepare(b)
+	return c.listAll(ctx, op, path, q, dropColumns, func(b []byte) (string, int, error) {
+		page, err := decodePage(op, b, items)
+		if err != nil {
+			return "", 0, err
 		}
-		var page listPage[T]
-		if err := json.Unmarshal(b, &page); err != nil {
-			return "", err
+		if err := fn(items(page)); err != nil {
+			return "", 0, &stopListing{err}
 		}
-		if err := fn(items(&page)); err != nil {
-			return "", &stopListing{err}
-		}
-		return deref(page.NextPageToken), nil
+		return deref(page.NextPageToken), len(items(page)), nil
 	})
+}
+
+// decodePage decodes one list page body: it must be a JSON object, not an
+// error envelope, and hold at most pageSize items.
+func decodePage[T any](op string, b []byte, items func(*listPage[T]) []T) (*listPage[T], error) {
+	if err := notAnObject(b); err != nil {
+		return nil, err
+	}
+	var page listPage[T]
+	if err := json.Unmarshal(b, &page); err != nil {
+		return nil, err
+	}
+	if err := envelopeIn200(op, b, page.ErrorCode, page.Error); err != nil {
+		return nil, err
+	}
+	if len(items(&page)) > pageSize {
+		return nil, &boundError{fmt.Sprintf("page holds %d entries, more than the %d max_results asked for", len(items(&page)), pageSize)}
+	}
+	return &page, nil
 }
 
 // listEvery collects every page of a classic list endpoint.
 func listEvery[T any](ctx context.Context, c *Client, op, path string, q url.Values, items func(*listPage[T]) []T) ([]T, error) {
 	var all []T
-	err := listPages(ctx, c, op, path, q, nil, items, func(page []T) error {
+	err := listPages(ctx, c, op, path, q, false, items, func(page []T) error {
 		all = append(all, page...)
 		return nil
 	})

@@ -54,6 +54,20 @@ type Options struct {
 	// Client, not only the one that got it.
 	MaxRPS float64
 	Burst  int
+	// IdleTimeout gives an attempt up when it makes no progress for this
+	// long: no byte of the answer (nor a step of sending the request)
+	// since the last one, the wait for the first byte of the answer
+	// included. An answer that keeps arriving, however slowly, has the
+	// whole Timeout. Default 10s; negative: off (only Timeout applies). A
+	// stalled attempt is an ErrStalled error, retried like a timeout.
+	IdleTimeout time.Duration
+	// MaxListEntries bounds one listing (every page of one ListCatalogs,
+	// ListSchemas or ListTables(Pages) call): at most this many entries, in
+	// at most MaxListEntries/50+1 pages, so a server whose page tokens
+	// never end is given up. Default 100,000.
+	MaxListEntries int
+	// MaxListPageBytes bounds the body of one listing page. Default 32 MiB.
+	MaxListPageBytes int64
 }
 
 // String describes the options without revealing secrets.
@@ -170,7 +184,8 @@ type request struct {
 	method string
 	path   string // relative to the base, already escaped
 	query  url.Values
-	body   any // marshalled once; nil for no body
+	body   any        // marshalled once; nil for no body
+	page   *pageLimit // a list page: its 2xx body is read by readPage
 }
 
 // do sends r with retries and decodes a 2xx JSON body into out (if non-nil).
@@ -273,9 +288,18 @@ func (c *Client) attempt(ctx context.Context, r request, target string, payload 
 		return 0, 0, nil, fmt.Errorf("catalog: %s: %w", r.op, redactErr(err, tok))
 	}
 	defer resp.Body.Close()
-	body, rerr := readBody(resp, maxBody)
 	status = resp.StatusCode
+	var rerr error
+	if r.page != nil && status >= 200 && status < 300 && req.Method != http.MethodHead {
+		body, rerr = readPage(resp.Body, resp.ContentLength, r.page)
+	} else {
+		body, rerr = readBody(resp, maxBody)
+	}
 	if status >= 200 && status < 300 {
+		var be *boundError
+		if errors.As(rerr, &be) {
+			return status, 0, nil, be // not retried: listAll names the listing
+		}
 		if rerr != nil {
 			return status, 0, nil, fmt.Errorf("catalog: %s: read response: %w", r.op, redactErr(rerr, tok))
 		}

@@ -18,6 +18,17 @@ var ErrNoDeltaAPI = errors.New("catalog: server has no Delta API")
 // this client did not offer.
 var ErrProtocolVersion = errors.New("catalog: unsupported Delta API protocol version")
 
+// ErrListBound means a listing broke a bound the client sets on what one
+// listing may cost (Options.MaxListEntries, MaxListPageBytes, a page
+// holding more entries than max_results asked for, a repeated or oversized
+// page token). The error names the listing and the bound; it is not
+// retried.
+var ErrListBound = errors.New("catalog: listing exceeds its bound")
+
+// ErrStalled means an attempt made no progress for Options.IdleTimeout:
+// the server sent no byte in that time. It is retried like a timeout.
+var ErrStalled = errors.New("catalog: server stalled")
+
 // Error types of the Delta API's envelope that this package branches on.
 const (
 	TypeUpdateRequirementConflict = "UpdateRequirementConflictException"

@@ -14,7 +14,7 @@ import (
 // and the columns of a page are most of its bytes. The slice is fn's to keep.
 func (c *Client) ListTablesPages(ctx context.Context, catalog, schema string, fn func(page []TableInfo) error) error {
 	q := url.Values{"catalog_name": {catalog}, "schema_name": {schema}}
-	return listPages(ctx, c, "listTables", "/tables", q, dropColumns,
+	return listPages(ctx, c, "listTables", "/tables", q, true,
 		func(p *listPage[listedTable]) []listedTable { return p.Tables },
 		func(page []listedTable) error {
 			out := make([]TableInfo, len(page))

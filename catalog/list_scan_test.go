@@ -99,23 +99,7 @@ func TestListTablesPagesSkipsColumns(t *testing.T) {
 }
 
 func BenchmarkListPageDecode(b *testing.B) {
-	var sb strings.Builder
-	sb.WriteString(`{"tables":[`)
-	for i := range 50 {
-		if i > 0 {
-			sb.WriteByte(',')
-		}
-		sb.WriteString(`{"name":"t","catalog_name":"c","schema_name":"s","table_type":"EXTERNAL","data_source_format":"DELTA","updated_at":1,"columns":[`)
-		for c := range 30 {
-			if c > 0 {
-				sb.WriteByte(',')
-			}
-			sb.WriteString(`{"name":"col","type_text":"bigint","type_json":"{\"name\":\"col\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}}","type_name":"LONG","position":1,"nullable":true}`)
-		}
-		sb.WriteString(`],"properties":{"delta.minReaderVersion":"1","delta.minWriterVersion":"2"}}`)
-	}
-	sb.WriteString(`]}`)
-	page := []byte(sb.String())
+	page := benchTablesPage()
 	type pg struct {
 		Tables []listedTable `json:"tables"`
 	}
@@ -185,4 +169,25 @@ func TestListTablesPagesReadsPageOnce(t *testing.T) {
 	if perPage > 2*float64(len(page)) {
 		t.Errorf("listing a %d B page allocated %.0f B, want at most 2x the page", len(page), perPage)
 	}
+}
+
+// benchTablesPage is a listTables page of 50 tables of 30 columns.
+func benchTablesPage() []byte {
+	var sb strings.Builder
+	sb.WriteString(`{"tables":[`)
+	for i := range 50 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`{"name":"t","catalog_name":"c","schema_name":"s","table_type":"EXTERNAL","data_source_format":"DELTA","updated_at":1,"columns":[`)
+		for c := range 30 {
+			if c > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteString(`{"name":"col","type_text":"bigint","type_json":"{\"name\":\"col\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}}","type_name":"LONG","position":1,"nullable":true}`)
+		}
+		sb.WriteString(`],"properties":{"delta.minReaderVersion":"1","delta.minWriterVersion":"2"}}`)
+	}
+	sb.WriteString(`]}`)
+	return []byte(sb.String())
 }

@@ -94,6 +94,7 @@ type Client struct {
 	token    TokenSource
 	ua       string
 	timeout  time.Duration
+	idle     time.Duration // 0: no idle timeout
 	retry    RetryPolicy
 	observer Observer
 	opts     Options
@@ -130,6 +131,12 @@ func New(baseURL string, opts Options) (*Client, error) {
 	}
 	if c.timeout <= 0 {
 		c.timeout = 30 * time.Second
+	}
+	switch c.idle = opts.IdleTimeout; {
+	case c.idle == 0:
+		c.idle = defaultIdleTimeout
+	case c.idle < 0:
+		c.idle = 0 // off
 	}
 	c.ua = opts.UserAgent
 	if c.ua == "" {
@@ -283,17 +290,30 @@ func (c *Client) attempt(ctx context.Context, r request, target string, payload 
 			req.Header.Set("Authorization", "Bearer "+tok)
 		}
 	}
+	wctx, watch := watchIdle(actx, c.idle)
+	defer watch.stop()
+	req = req.WithContext(wctx)
+	watchBodies(req, watch)
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		if stall := watch.stalled(); stall != nil {
+			err = stall
+		}
 		return 0, 0, nil, fmt.Errorf("catalog: %s: %w", r.op, redactErr(err, tok))
 	}
 	defer resp.Body.Close()
 	status = resp.StatusCode
+	if watch != nil {
+		resp.Body = &progressBody{resp.Body, watch}
+	}
 	var rerr error
 	if r.page != nil && status >= 200 && status < 300 && req.Method != http.MethodHead {
 		body, rerr = readPage(resp.Body, resp.ContentLength, r.page)
 	} else {
 		body, rerr = readBody(resp, maxBody)
+	}
+	if stall := watch.stalled(); rerr != nil && stall != nil {
+		rerr = stall
 	}
 	if status >= 200 && status < 300 {
 		var be *boundError

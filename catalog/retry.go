@@ -119,7 +119,7 @@ func parseRetryAfter(h string, now time.Time) time.Duration {
 
 // Retryable reports whether err is worth resending the identical request
 // for: an APIError with status 5xx (but not 501 Not Implemented or 505) or
-// 429, a timeout, or a connection error. A 409 (reload and re-plan), any
+// 429, a timeout or stall (ErrStalled), or a connection error. A 409 (reload and re-plan), any
 // other 4xx, and context cancellation are not.
 func Retryable(err error) bool {
 	if err == nil {
@@ -131,6 +131,9 @@ func Retryable(err error) bool {
 			return false
 		}
 		return e.Status >= 500 || e.Status == http.StatusTooManyRequests
+	}
+	if errors.Is(err, ErrStalled) {
+		return true // a stall, like a timeout
 	}
 	if errors.Is(err, context.Canceled) {
 		return false

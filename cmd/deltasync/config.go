@@ -55,6 +55,11 @@ type catalogConfig struct {
 	MaxRPS             float64      `json:"max_rps,omitempty"`
 	// MaxRetryAfter caps how long one retry waits on a server's Retry-After.
 	MaxRetryAfter duration `json:"max_retry_after"`
+	// IdleTimeout gives up an attempt that receives nothing for this long.
+	IdleTimeout duration `json:"idle_timeout"`
+	// MaxListEntries bounds one listing (catalogs, schemas of a catalog,
+	// tables of a schema).
+	MaxListEntries int `json:"max_list_entries"`
 }
 
 type oauthConfig struct {
@@ -115,7 +120,8 @@ func (d *duration) UnmarshalJSON(b []byte) error {
 func defaultConfig() config {
 	b := sync.DefaultBackoff()
 	return config{
-		Catalog:     catalogConfig{Timeout: duration(30 * time.Second), MaxRetryAfter: duration(30 * time.Second)},
+		Catalog: catalogConfig{Timeout: duration(30 * time.Second), MaxRetryAfter: duration(30 * time.Second),
+			IdleTimeout: duration(10 * time.Second), MaxListEntries: 100_000},
 		Credentials: "ambient",
 		Schedule:    "@every 1m",
 		Jitter:      duration(5 * time.Second),
@@ -228,6 +234,12 @@ func (cc *catalogConfig) validate() problems {
 	}
 	if cc.Timeout <= 0 {
 		p.add("catalog.timeout: must be positive")
+	}
+	if cc.IdleTimeout <= 0 {
+		p.add("catalog.idle_timeout: must be positive")
+	}
+	if cc.MaxListEntries <= 0 {
+		p.add("catalog.max_list_entries: must be positive")
 	}
 	if cc.MaxRPS < 0 {
 		p.add("catalog.max_rps %v: must not be negative (0: no limit)", cc.MaxRPS)

@@ -252,6 +252,7 @@ func (c *cli) newApp(cfg config, dryRun bool) (*app, error) {
 		Observer: a.metrics.ObserveCatalog, CAFile: cfg.Catalog.CAFile, InsecureSkipVerify: cfg.Catalog.InsecureSkipVerify,
 		// every worker plus the lister may hold a connection
 		IdleConnsPerHost: cfg.Concurrency + 2, MaxRPS: cfg.Catalog.MaxRPS,
+		IdleTimeout: time.Duration(cfg.Catalog.IdleTimeout), MaxListEntries: cfg.Catalog.MaxListEntries,
 		Retry: retryPolicy(cfg.Catalog, a.log, a.metrics),
 	})
 	if err != nil {

@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // listTables lists main.s with c and returns how many tables it saw.
@@ -191,8 +194,9 @@ func TestListPageBodyCap(t *testing.T) {
 // not a list page at all, is an error, not an empty listing.
 func TestListErrorEnvelopeIn200(t *testing.T) {
 	for _, tc := range []struct{ body, want string }{
-		// the real server's answer to listTables in a missing schema (HTTP 404 there)
-		{`{"error_code":"SCHEMA_NOT_FOUND","details":[{"reason":"SCHEMA_NOT_FOUND","metadata":{},"@type":"google.rpc.ErrorInfo"}],"stack_trace":null,"message":"Schema not found: main.s"}`, "SCHEMA_NOT_FOUND"},
+		// UC 0.6.0's answer to listTables in a missing schema (HTTP 404 there;
+		// TestListErrorEnvelopeOfTheRealServer replays the live one)
+		{`{"error_code":"SCHEMA_NOT_FOUND","details":[{"reason":"SCHEMA_NOT_FOUND","@type":"google.rpc.ErrorInfo"}],"message":"Schema not found: main.s"}`, "SCHEMA_NOT_FOUND"},
 		{`{"error":{"message":"throttled","type":"TooManyRequestsException","code":429}}`, "TooManyRequestsException"},
 		{`{"tables":[],"error_code":"INTERNAL","message":"partial listing"}`, "INTERNAL"},
 		{`null`, "not a JSON object"},
@@ -210,10 +214,49 @@ func TestListErrorEnvelopeIn200(t *testing.T) {
 		}
 	}
 	// An empty listing is still fine: {} (fields omitted) and an empty array.
-	for _, body := range []string{`{}`, `{"tables":[]}`, `{"tables":null,"next_page_token":null}`} {
+	for _, body := range []string{`{}`, `{"tables":[],"next_page_token":null}`, `{"tables":null}`} {
 		ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) { writeJSON(w, 200, body) })
 		if n, err := listTables(newClient(t, ts.URL, Options{})); err != nil || n != 0 {
 			t.Errorf("200 %s: %d tables, err %v; want an empty listing", body, n, err)
+		}
+	}
+}
+
+// TestListErrorEnvelopeOfTheRealServer replays the real server's error
+// envelopes for listings (listTables and listSchemas in a missing catalog,
+// 404 there) with status 200: each is an error of the same type, not an
+// empty listing, so the detection matches what the server really sends.
+func TestListErrorEnvelopeOfTheRealServer(t *testing.T) {
+	base := os.Getenv("DELTASYNC_UC_URL")
+	if base == "" {
+		if os.Getenv("DELTASYNC_REQUIRE_UC") == "1" {
+			t.Fatal("DELTASYNC_UC_URL is not set but DELTASYNC_REQUIRE_UC=1 (see .ci/setup-uc.sh)")
+		}
+		t.Skip("DELTASYNC_UC_URL not set: no real Unity Catalog server (see .ci/setup-uc.sh)")
+	}
+	missing := fmt.Sprintf("deltasync_no_such_catalog_%d", time.Now().UnixNano())
+	for _, tc := range []struct {
+		path string
+		list func(*Client) error
+	}{
+		{"/tables?catalog_name=" + missing + "&schema_name=s", func(c *Client) error { _, err := listTables(c); return err }},
+		{"/schemas?catalog_name=" + missing, func(c *Client) error { _, err := c.ListSchemas(context.Background(), "main"); return err }},
+	} {
+		resp, err := http.Get(strings.TrimRight(base, "/") + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		real, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := parseAPIError(resp.StatusCode, real)
+		if resp.StatusCode != 404 || want.Type == "" {
+			t.Fatalf("GET %s: %d %s, want a 404 envelope", tc.path, resp.StatusCode, real)
+		}
+		ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) { writeJSON(w, 200, string(real)) })
+		err = tc.list(newClient(t, ts.URL, Options{}))
+		var ae *APIError
+		if !errors.As(err, &ae) || ae.Type != want.Type || ae.Status != 200 {
+			t.Errorf("the real envelope %s in a 200: err %v, want an APIError %s", real, err, want.Type)
 		}
 	}
 }

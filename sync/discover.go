@@ -22,7 +22,8 @@ type Skipped struct {
 // theirs). Non-Delta tables are returned as skipped, sorted. Explicitly named
 // tables are emitted after the listing when no page showed them, so a missing
 // table is reported. Listing errors are collected; what could be listed is
-// still emitted. emit returning false stops the listing (cancellation).
+// still emitted, and the named tables are emitted whatever the listing did.
+// emit returning false stops the listing (cancellation).
 func (r *Reconciler) discover(ctx context.Context, emit func(Target) bool) ([]Skipped, error) {
 	sel := r.opts.Selector
 	var errs []error
@@ -42,7 +43,8 @@ func (r *Reconciler) discover(ctx context.Context, emit func(Target) bool) ([]Sk
 	if all {
 		cs, err := r.opts.Catalog.ListCatalogs(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("listing catalogs: %w", err)
+			// The named tables need no listing: they still run (below).
+			errs = append(errs, fmt.Errorf("listing catalogs: %w", err))
 		}
 		catalogs = catalogs[:0]
 		for _, c := range cs {

@@ -54,9 +54,22 @@
 // {"error_code",…}) or from the raw body. Branch with IsNotFound,
 // IsConflict (409 assert-etag / assert-table-uuid), IsCommitConflict,
 // IsAlreadyExists, IsUnauthorized, IsForbidden, IsUnsupportedFormat.
-// 5xx, 429, timeouts and connection errors are retried (Retryable) by
-// resending the identical request with capped, jittered exponential backoff
-// that honours Retry-After; 409 and other 4xx return at once.
+// 5xx, 429, timeouts, stalls and connection errors are retried (Retryable)
+// by resending the identical request with capped, jittered exponential
+// backoff that honours Retry-After; 409 and other 4xx return at once.
+//
+// # Bounds on what a server can cost
+//
+// An attempt that receives nothing for Options.IdleTimeout (default 10s,
+// the wait for the first byte included) is given up with ErrStalled, while
+// an answer that keeps arriving has the whole Timeout. A listing takes at
+// most MaxListEntries entries (default 100,000) in MaxListEntries/50+1
+// pages; each page is read in one scan that refuses it at the first entry
+// over max_results and past MaxListPageBytes (default 32 MiB), before the
+// rest is read; a repeated or oversized page token ends it; each is an
+// ErrListBound error naming the listing, not retried. A 2xx list body that
+// is not a JSON object, or carries an error envelope, is an error (the
+// envelope's *APIError, Status 200), never an empty listing.
 //
 // # Invariants
 //

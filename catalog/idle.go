@@ -47,7 +47,8 @@ func watchIdle(ctx context.Context, idle time.Duration) (context.Context, *idleW
 	}
 	wctx, cancel := context.WithCancelCause(ctx)
 	w := &idleWatch{idle: idle, start: time.Now(), ctx: wctx, cancel: cancel}
-	w.timer = time.AfterFunc(idle, w.check)
+	w.timer = time.AfterFunc(time.Hour, w.check) // set before check can read it
+	w.timer.Reset(idle)
 	touch := func() { w.touch() }
 	trace := &httptrace.ClientTrace{
 		GotConn:              func(httptrace.GotConnInfo) { touch() },

@@ -60,6 +60,7 @@ type logPath struct {
 	Parquet bool     // the file is Parquet (checkpoints)
 	Size    int64    // from the listing, -1 when unknown
 	ModTime int64    // from the listing, ms since epoch, 0 when unknown
+	Tag     uint64   // from the listing: the content hash the store reports (S3 ETag, GCS/Azure MD5), 0 when none
 }
 
 // versionDigits is the width of zero-padded version numbers in file names.

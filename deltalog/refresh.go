@@ -39,7 +39,12 @@ func (r RefreshResult) String() string {
 // Advanced. A checkpoint written since prev does not force re-reading
 // anything. When prev's version is gone from the log or the commits after
 // it are not contiguous, the log was rewritten: Refresh does a full Load
-// and returns Rebuilt. A nil prev is a plain Load (Rebuilt).
+// and returns Rebuilt. So it does when the log was rewritten keeping the
+// version numbers (deleted and written again at the same path): the listed
+// size, modification time or content hash (ETag/MD5, where the store lists
+// one) of the newest commit prev read is not what it was when prev read
+// it, or a new commit carries a metaData of another table (another id).
+// A nil prev is a plain Load (Rebuilt).
 func (t *Table) Refresh(ctx context.Context, prev *Snapshot, opts LoadOptions) (*Snapshot, RefreshResult, error) {
 	if prev == nil {
 		snap, err := t.Load(ctx, opts)
@@ -60,6 +65,9 @@ func (t *Table) Refresh(ctx context.Context, prev *Snapshot, opts LoadOptions) (
 	if lerr != nil {
 		return nil, Rebuilt, t.fail("refresh", lerr)
 	}
+	if !prev.sameLatest(files) {
+		return rebuild() // written again since prev read it: another log at the same path
+	}
 	newer, found := newCommits(files, ratified, prev.Version, opts.MaxRatifiedVersion)
 	if !found {
 		return rebuild()
@@ -75,6 +83,9 @@ func (t *Table) Refresh(ctx context.Context, prev *Snapshot, opts LoadOptions) (
 	snap, lerr := t.advance(ctx, prev, newer)
 	if lerr != nil {
 		return nil, Advanced, t.fail("refresh", lerr)
+	}
+	if snap.Metadata.ID != prev.Metadata.ID {
+		return rebuild() // a metaData of another table: the log was replaced
 	}
 	return snap, Advanced, nil
 }
@@ -158,5 +169,6 @@ func (t *Table) advance(ctx context.Context, prev *Snapshot, newer []logPath) (*
 	snap.state.cpVersion = prev.state.cpVersion
 	snap.state.latestKey = latest.Key
 	snap.state.staged = latest.Kind == kindStagedCommit
+	snap.state.latest = stampOf(latest)
 	return snap, nil
 }

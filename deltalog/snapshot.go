@@ -32,6 +32,9 @@ type snapshotState struct {
 	latestKey   string          // key of the latest version's commit file ("" if checkpoint only)
 	staged      bool            // latestKey is a catalog-ratified staged commit
 	cpVersion   int64           // checkpoint the snapshot was built on, -1 if none
+	// latest is what the listing said of latestKey when it was read: how
+	// Refresh tells the same log from one rewritten at the same path.
+	latest fileStamp
 	// compact marks a snapshot returned by Compact.
 	compact bool
 	// schemaSum is the SHA-256 of the schema string when the snapshot does
@@ -86,7 +89,8 @@ func (s *Snapshot) Compact() *Snapshot {
 	c.Metadata.PartitionColumns = internAll(s.Metadata.PartitionColumns)
 	c.Metadata.Format.Provider = intern(s.Metadata.Format.Provider)
 	c.Metadata.Configuration = nil
-	c.state = snapshotState{latestKey: s.state.latestKey, staged: s.state.staged, cpVersion: s.state.cpVersion, compact: true}
+	c.state = snapshotState{latestKey: s.state.latestKey, staged: s.state.staged, cpVersion: s.state.cpVersion,
+		latest: s.state.latest, compact: true}
 	c.state.schemaSum = s.SchemaSum()
 	c.state.config = compactConfiguration(s.Configuration())
 	c.Metadata.SchemaString = ""

@@ -161,6 +161,7 @@ func (t *Table) loadSegment(ctx context.Context, seg *segment) (*Snapshot, *LogE
 	if seg.latest != nil {
 		snap.state.latestKey = seg.latest.Key
 		snap.state.staged = seg.latest.Kind == kindStagedCommit
+		snap.state.latest = stampOf(*seg.latest)
 	}
 	return snap, nil
 }
@@ -241,7 +242,7 @@ func (t *Table) list(ctx context.Context, startAfter string) ([]logPath, error) 
 		if p.Kind == kindUnknown {
 			continue
 		}
-		p.Size, p.ModTime = o.Size, o.ModTime.UnixMilli()
+		p.Size, p.ModTime, p.Tag = o.Size, o.ModTime.UnixMilli(), contentTag(o.MD5)
 		files = append(files, p)
 	}
 	return files, nil

@@ -32,6 +32,12 @@ type LogState struct {
 	Clustering [][]string
 	// Location is where the log was read (the catalog's location).
 	Location string
+	// TableID is the metaData.id.
+	TableID string
+	// Recreated is set when the log is behind the catalog's watermark
+	// because it is another table at the same location: the evidence,
+	// carried into the plan's VersionChange (see behindLog).
+	Recreated string
 	// schemaIs reports whether a schema string is the log's, byte for byte;
 	// set by LogStateOf.
 	schemaIs func(string) bool
@@ -165,6 +171,9 @@ type VersionChange struct {
 	Log            int64  `json:"log"`
 	LogTimestampMs int64  `json:"log_timestamp_ms"`
 	Catalog        *int64 `json:"catalog"`
+	// Recreated says why a log behind the catalog's watermark is synced
+	// all the same: it is another table (see LogState.Recreated).
+	Recreated string `json:"recreated,omitempty"`
 }
 
 // Kinds lists the kinds of difference in a fixed order.
@@ -226,7 +235,7 @@ func Diff(log LogState, rec Record, opts DiffOptions) Plan {
 		p.Location = &ValueChange{Log: md.Location, Catalog: rec.StorageLocation}
 	}
 	if !rec.Managed() && (md.LastCommitVersion == nil || *md.LastCommitVersion != log.Version) {
-		p.Version = &VersionChange{Log: log.Version, LogTimestampMs: log.CommitTimestamp, Catalog: md.LastCommitVersion}
+		p.Version = &VersionChange{Log: log.Version, LogTimestampMs: log.CommitTimestamp, Catalog: md.LastCommitVersion, Recreated: log.Recreated}
 	}
 	return p
 }

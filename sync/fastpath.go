@@ -73,7 +73,10 @@ func (r *Reconciler) unchanged(ctx context.Context, st *tableState, t Target) (R
 	if !skip {
 		snap, how, err := st.table.Refresh(ctx, st.snap, deltalog.LoadOptions{})
 		if err != nil || how != deltalog.Unchanged {
-			if err == nil {
+			// A rebuilt log is not kept: the full reconcile reads it
+			// again from the snapshot the catalog was verified with,
+			// whose metaData.id tells a recreated table (lifetime.go).
+			if err == nil && how == deltalog.Advanced {
 				// Kept whole until the full reconcile that follows: its
 				// refresh finds nothing new (one more LIST, no GET) and it
 				// diffs with a new metaData's schema string, not a digest,

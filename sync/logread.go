@@ -27,6 +27,7 @@ func LogStateOf(s *deltalog.Snapshot, location string) LogState {
 		Description:      s.Metadata.Description,
 		Clustering:       s.ClusteringColumns(),
 		Location:         location,
+		TableID:          s.Metadata.ID,
 		schemaIs:         s.SchemaIs,
 	}
 }

@@ -164,6 +164,7 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 		res.CatalogVersion = rec.Table.LatestTableVersion
 	}
 	_, _ = rec.columnsAsLog() // rendered once here for readLog, the check below and Diff
+	prevID := previousID(st, &rec)
 	log, err := r.readLog(ctx, st, rec, false)
 	if err == nil && log.schemaElided() && !log.schemaIsCatalogs(&rec) {
 		// The cached snapshot knows its schema by digest only, and the
@@ -173,13 +174,14 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 	}
 	if err == nil && !rec.Managed() && md.LastCommitVersion != nil && *md.LastCommitVersion > log.Version {
 		// Someone recorded a newer version than we see: re-read the
-		// log from scratch rather than push an older snapshot.
+		// log from scratch rather than push an older snapshot, and
+		// sync it only if it is another table (lifetime.go).
 		log, err = r.readLog(ctx, st, rec, true)
 		if err == nil && *md.LastCommitVersion > log.Version {
-			res.LogVersion = versionOf(log)
-			return Record{}, LogState{}, failed(ReasonConflict, fmt.Errorf(
-				"catalog records log version %d but the log's latest is %d; not pushing an older snapshot",
-				*md.LastCommitVersion, log.Version))
+			if log.Recreated, err = behindLog(&rec, &log, prevID); err != nil {
+				res.LogVersion = versionOf(log)
+				return Record{}, LogState{}, err
+			}
 		}
 	}
 	if err != nil {

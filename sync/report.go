@@ -267,6 +267,9 @@ func writePlan(b *strings.Builder, p *Plan) {
 	}
 	if p.Version != nil {
 		fmt.Fprintf(b, "  version: catalog %s -> log %d\n", formatVersion(p.Version.Catalog), p.Version.Log)
+		if p.Version.Recreated != "" {
+			fmt.Fprintf(b, "  %s\n", p.Version.Recreated)
+		}
 	}
 	for _, u := range p.Unsupported {
 		fmt.Fprintf(b, "  unsupported type: %s\n", u)

@@ -9,6 +9,9 @@ STEP is one of:
                     delta.logRetentionDuration and
                     delta.deletedFileRetentionDuration (deltalake 1.6
                     accepts only known delta.* keys at create)
+  create_scored     as create, with the column `score` from the start
+                    (a table written again at the same path with other
+                    columns)
   append            append rows (a data-only commit)
   add_column        append rows with a new column `score` (schema_mode=merge)
   set_property      change delta.logRetentionDuration, set owner.team and
@@ -50,12 +53,16 @@ def next_rows(path, score=False):
     return rows((dt.version() + 1) * 10, 3, score=score)
 
 
-def create(path):
+def create(path, score=False):
     name = os.path.basename(os.path.normpath(path))
-    write_deltalake(path, rows(0, 6), partition_by=["part"], name=name,
+    write_deltalake(path, rows(0, 6, score=score), partition_by=["part"], name=name,
                     description=f"{name} created by delta-rs",
                     configuration={"delta.logRetentionDuration": "interval 30 days",
                                    "delta.deletedFileRetentionDuration": "interval 14 days"})
+
+
+def create_scored(path):
+    create(path, score=True)
 
 
 def append(path):
@@ -112,7 +119,7 @@ def set_description(path):
     dt.alter.set_table_description(f"{name} described at v{dt.version() + 1}")
 
 
-STEPS = {f.__name__: f for f in (create, append, add_column, set_property, unset_property,
+STEPS = {f.__name__: f for f in (create, create_scored, append, add_column, set_property, unset_property,
                                  upgrade_protocol, set_description)}
 
 
@@ -120,7 +127,7 @@ def main():
     if len(sys.argv) != 3 or sys.argv[2] not in STEPS:
         sys.exit(f"usage: evolve.py TABLE_DIR {{{'|'.join(STEPS)}}}")
     path, step = sys.argv[1], sys.argv[2]
-    before = -1 if step == "create" else DeltaTable(path).version()
+    before = -1 if step.startswith("create") else DeltaTable(path).version()
     STEPS[step](path)
     after = DeltaTable(path).version()
     if after != before + 1:

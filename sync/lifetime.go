@@ -1,0 +1,65 @@
+package sync
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// This file decides the one lifetime question a version number cannot:
+// the catalog records a newer version than the log holds. Either the log
+// at that location is another table (deleted and written again, or
+// dropped, rewritten and registered again) and the log wins, or it is the
+// same table behind (a lagging replica, a restored backup) and nothing
+// older is pushed. The evidence is the log's own: its metaData.id against
+// the one last read at this location, and the time of its newest commit
+// against the time of the commit the catalog's watermark names
+// (last-commit-timestamp-ms, which update-metadata-snapshot-version sets
+// with the version). The catalog record keeps no metaData.id of its own.
+
+// previousID is the metaData.id of the log the table's state last read at
+// rec's location, "" when there is none.
+func previousID(st *tableState, rec *Record) string {
+	if st.snap == nil || st.loc != rec.Table.Metadata.Location {
+		return ""
+	}
+	return st.snap.Metadata.ID
+}
+
+// behindLog decides a log whose latest version is below the catalog's
+// watermark. prevID is previousID before this reconcile read the log. It
+// returns the evidence that the log was recreated (it is synced, and the
+// plan says why), or the error that flags a log merely behind.
+func behindLog(rec *Record, log *LogState, prevID string) (recreated string, err error) {
+	md := rec.Table.Metadata
+	var evidence []string
+	if prevID != "" && log.TableID != prevID {
+		evidence = append(evidence, fmt.Sprintf("metaData.id %s, where the log read here before had %s", log.TableID, prevID))
+	}
+	ts := md.LastCommitTimestampMs
+	if ts != nil && log.CommitTimestamp > *ts {
+		evidence = append(evidence, fmt.Sprintf("its newest commit (version %d, %s) is newer than the one the catalog's watermark names (version %d, %s)",
+			log.Version, msTime(log.CommitTimestamp), *md.LastCommitVersion, msTime(*ts)))
+	}
+	if len(evidence) > 0 {
+		return "log was recreated: " + strings.Join(evidence, "; "), nil
+	}
+	var why []string
+	if prevID != "" {
+		why = append(why, fmt.Sprintf("same metaData.id %s as the log read here before", prevID))
+	}
+	if ts != nil {
+		why = append(why, fmt.Sprintf("its newest commit (version %d, %s) is not newer than the one the watermark names (version %d, %s)",
+			log.Version, msTime(log.CommitTimestamp), *md.LastCommitVersion, msTime(*ts)))
+	} else {
+		why = append(why, fmt.Sprintf("the catalog records no commit time for version %d to compare with", *md.LastCommitVersion))
+	}
+	return "", failed(ReasonConflict, fmt.Errorf(
+		"catalog records log version %d but the log's latest is %d; not pushing an older snapshot: the log is behind, not another table (%s): a lagging replica or a restored backup?",
+		*md.LastCommitVersion, log.Version, strings.Join(why, "; ")))
+}
+
+// msTime renders ms since the epoch as an RFC 3339 UTC time with ms.
+func msTime(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}

@@ -112,7 +112,9 @@ func TestLogWrittenAgainIsSyncedNextCycle(t *testing.T) {
 // replacing a table: DROP TABLE, the directory written again, CREATE TABLE
 // at the same location with no columns (classic API). The daemon that
 // read the old log fills the new record with the new log's columns, never
-// the old table's.
+// the old table's. The old log spells its schema unlike the catalog
+// (respellSchema), so the daemon keeps the old schema string between
+// cycles, as it does for such writers.
 func TestReregisteredTableGetsNewLogsColumns(t *testing.T) {
 	py := deltarsPython(t)
 	e := deltarsEnv(t)
@@ -120,6 +122,7 @@ func TestReregisteredTableGetsNewLogsColumns(t *testing.T) {
 	const table = "reregistered"
 	dir := filepath.Join(t.TempDir(), table)
 	writeAgain(t, py, dir, "create")
+	respellSchema(t, dir)
 	if _, err := sync.Register(ctx, e.client, snapshot(t, dir), e.name(table), "file://"+dir); err != nil {
 		t.Fatal(err)
 	}
@@ -145,6 +148,38 @@ func TestReregisteredTableGetsNewLogsColumns(t *testing.T) {
 	}
 	e.matchesLog(table, dir)
 	inSyncFor(t, d, 2, "after the re-registration")
+}
+
+// respellSchema rewrites the schemaString of the table's commit 0 with a
+// space after each colon and comma: the same schema, spelled unlike the
+// catalog's columns written in the log's form.
+func respellSchema(t *testing.T, dir string) {
+	t.Helper()
+	p := filepath.Join(dir, "_delta_log", fmt.Sprintf("%020d.json", 0))
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		var a map[string]map[string]any
+		if err := json.Unmarshal([]byte(line), &a); err != nil {
+			t.Fatal(err)
+		}
+		if md, ok := a["metaData"]; ok {
+			s := md["schemaString"].(string)
+			md["schemaString"] = strings.NewReplacer(`":`, `": `, `,"`, `, "`).Replace(s)
+			b, err := json.Marshal(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line = string(b)
+		}
+		out = append(out, line)
+	}
+	if err := os.WriteFile(p, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // createClassicNoColumns registers an EXTERNAL Delta table through the

@@ -130,6 +130,9 @@ func (fa *fileActions) addLine(text []byte, wantCommitInfo bool) error {
 		return err
 	}
 	if present(l.Protocol) {
+		if err := checkRawText("protocol", l.Protocol); err != nil {
+			return err
+		}
 		var p Protocol
 		if err := json.Unmarshal(l.Protocol, &p); err != nil {
 			return fmt.Errorf("protocol: %v", err)
@@ -137,9 +140,15 @@ func (fa *fileActions) addLine(text []byte, wantCommitInfo bool) error {
 		fa.protocol, fa.rawProtocol = &p, l.Protocol
 	}
 	if present(l.MetaData) {
+		if err := checkRawText("metaData", l.MetaData); err != nil {
+			return err
+		}
 		var m Metadata
 		if err := json.Unmarshal(l.MetaData, &m); err != nil {
 			return fmt.Errorf("metaData: %v", err)
+		}
+		if err := checkText("metaData.schemaString", m.SchemaString, true); err != nil {
+			return err
 		}
 		normalizeMetadata(&m)
 		fa.metadata, fa.rawMetadata = &m, l.MetaData
@@ -155,9 +164,15 @@ func (fa *fileActions) addLine(text []byte, wantCommitInfo bool) error {
 		fa.timestamp, fa.ict = ci.Timestamp, ci.InCommitTimestamp
 	}
 	if present(l.DomainMetadata) {
+		if err := checkRawText("domainMetadata", l.DomainMetadata); err != nil {
+			return err
+		}
 		var d domainAction
 		if err := json.Unmarshal(l.DomainMetadata, &d); err != nil {
 			return fmt.Errorf("domainMetadata: %v", err)
+		}
+		if err := checkDomainText(&d); err != nil {
+			return err
 		}
 		fa.domains = append(fa.domains, d)
 	}

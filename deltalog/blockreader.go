@@ -35,6 +35,9 @@ type blockReaderAt struct {
 	blocks map[int64][]byte
 	// segments are exact ranges fetched by prefetch, outside the block grid.
 	segments []fetchedRange
+	// budget, when set, is charged for every byte held (until release).
+	budget *budget
+	held   int64
 }
 
 // fetchedRange is a fetched byte range starting at off.
@@ -57,6 +60,9 @@ func (b *blockReaderAt) prefetch(off, end int64) error {
 	end = min(end, b.size)
 	if off < 0 || end <= off || end-off > maxPrefetch || b.covered(off, end) {
 		return nil
+	}
+	if err := b.hold(end - off); err != nil {
+		return err
 	}
 	data := getBuf(int(end - off))[:end-off]
 	n, err := b.r.ReadAt(data, off)
@@ -137,6 +143,9 @@ func (b *blockReaderAt) fetch(idx int64) ([]byte, error) {
 	}
 	start := idx * b.block
 	length := min(b.block, b.size-start)
+	if err := b.hold(length); err != nil {
+		return nil, err
+	}
 	data := getBuf(int(length))[:length]
 	n, err := b.r.ReadAt(data, start)
 	if int64(n) < length {
@@ -148,6 +157,15 @@ func (b *blockReaderAt) fetch(idx int64) ([]byte, error) {
 	}
 	b.blocks[idx] = data
 	return data, nil
+}
+
+// hold charges n more fetched bytes to the budget.
+func (b *blockReaderAt) hold(n int64) error {
+	if err := b.budget.take(n, "checkpoint bytes"); err != nil {
+		return err
+	}
+	b.held += n
+	return nil
 }
 
 // release returns the fetched bytes to the buffer pool. The reader must
@@ -162,4 +180,6 @@ func (b *blockReaderAt) release() {
 		putBuf(s.data)
 	}
 	b.segments = nil
+	b.budget.give(b.held)
+	b.held = 0
 }

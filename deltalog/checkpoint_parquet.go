@@ -3,8 +3,10 @@ package deltalog
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -23,27 +25,48 @@ import (
 // works whatever the writer named the MAP and LIST groups (delta-rs 0.17
 // writes MAP groups named "entries", on which parquet-go's schema mapping
 // panics). Any panic inside parquet-go is recovered into ErrCorrupt.
-func readParquetActions(r io.ReaderAt, size int64, wantDomains bool) (fa *fileActions, err error) {
+func readParquetActions(r io.ReaderAt, size int64, wantDomains bool) (*fileActions, error) {
+	return readCheckpoint(r, size, wantDomains, nil)
+}
+
+// readCheckpoint is readParquetActions holding at most what b allows (nil:
+// no limit) of footer, chunk and page bytes while it checks the file.
+func readCheckpoint(r io.ReaderAt, size int64, wantDomains bool, b *budget) (fa *fileActions, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			fa, err = nil, fmt.Errorf("%w: parquet reader failed: %v", ErrCorrupt, p)
 		}
 	}()
+	if err := checkFooter(r, size, b); err != nil {
+		return nil, err
+	}
 	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		return nil, parquetErr(err)
+	}
+	if err := checkLayout(f, size); err != nil {
+		return nil, err
 	}
 	fa = &fileActions{}
 	root := f.Root()
 	pf, _ := r.(prefetcher)
 	for i, rg := range f.RowGroups() {
+		leaves, err := wantedLeaves(f, i, rg, root, fa, wantDomains, b)
+		if err != nil {
+			return nil, err
+		}
 		if pf != nil {
-			if err := prefetchRowGroup(pf, f, i, rg, root, fa, wantDomains); err != nil {
-				return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+			if err := prefetchLeaves(pf, f, i, leaves); err != nil {
+				return nil, parquetErr(err)
+			}
+		}
+		for _, leaf := range leaves {
+			if err := checkChunk(f, i, leaf, b); err != nil {
+				return nil, err
 			}
 		}
 		if err := readRowGroup(f, i, rg, root, fa, wantDomains); err != nil {
-			return nil, err
+			return nil, parquetErr(err)
 		}
 		if fa.protocol != nil && fa.metadata != nil && !wantDomains {
 			break
@@ -52,16 +75,33 @@ func readParquetActions(r io.ReaderAt, size int64, wantDomains bool) (fa *fileAc
 	return fa, nil
 }
 
+// parquetErr is the error for a failed read: ErrBudgetExceeded when the
+// budget ran out underneath parquet-go (which may format the error it got
+// from a read away), else ErrCorrupt.
+func parquetErr(err error) error {
+	if errors.Is(err, ErrBudgetExceeded) {
+		return err
+	}
+	if i := strings.Index(err.Error(), ErrBudgetExceeded.Error()); i >= 0 {
+		return fmt.Errorf("%w%s", ErrBudgetExceeded, err.Error()[i+len(ErrBudgetExceeded.Error()):])
+	}
+	if errors.Is(err, ErrCorrupt) {
+		return err
+	}
+	return fmt.Errorf("%w: %v", ErrCorrupt, err)
+}
+
 // prefetcher is implemented by blockReaderAt.
 type prefetcher interface {
 	prefetch(off, end int64) error
 }
 
-// prefetchRowGroup fetches, in one request, the byte span of the column
-// chunks readRowGroup may read in row group i: every leaf of each action
-// still wanted whose key leaf may hold a value there (row-group statistics
-// and, when present, the column index do not say all-null).
-func prefetchRowGroup(pf prefetcher, f *parquet.File, i int, rg parquet.RowGroup, root *parquet.Column, fa *fileActions, wantDomains bool) error {
+// wantedLeaves returns the leaf columns readRowGroup may read in row group
+// i: every leaf of each action still wanted whose key leaf may hold a
+// value there (row-group statistics and, when present, the column index
+// do not say all-null). The indexes of each key leaf are checked before
+// parquet-go decodes them.
+func wantedLeaves(f *parquet.File, i int, rg parquet.RowGroup, root *parquet.Column, fa *fileActions, wantDomains bool, b *budget) ([]*parquet.Column, error) {
 	type action struct {
 		name, key string
 		want      bool
@@ -71,28 +111,48 @@ func prefetchRowGroup(pf prefetcher, f *parquet.File, i int, rg parquet.RowGroup
 		{"metaData", "id", fa.metadata == nil},
 		{"domainMetadata", "domain", wantDomains},
 	}
-	start, end := int64(-1), int64(-1)
-	cols := f.Metadata().RowGroups[i].Columns
+	ncols := len(f.Metadata().RowGroups[i].Columns)
+	var out []*parquet.Column
 	for _, a := range actions {
 		c := root.Column(a.name)
 		key := child(c, a.key)
-		if !a.want || key == nil || !key.Leaf() || allNull(f, i, key) || indexSaysAllNull(rg, key) {
+		if !a.want || key == nil || !key.Leaf() || allNull(f, i, key) {
+			continue
+		}
+		if key.Index() >= 0 && key.Index() < ncols {
+			if err := checkIndexes(f, i, key, b); err != nil {
+				return nil, err
+			}
+		}
+		if indexSaysAllNull(rg, key) {
 			continue
 		}
 		for _, leaf := range leavesOf(c) {
-			if leaf.Index() < 0 || leaf.Index() >= len(cols) {
-				continue
+			if leaf.Index() < 0 || leaf.Index() >= ncols {
+				continue // chunkOf reports it when read
 			}
-			md := cols[leaf.Index()].MetaData
-			s := md.DataPageOffset
-			if md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < s {
-				s = md.DictionaryPageOffset
+			if leaf != key {
+				if err := checkIndexes(f, i, leaf, b); err != nil {
+					return nil, err
+				}
 			}
-			if start < 0 || s < start {
-				start = s
-			}
-			end = max(end, s+md.TotalCompressedSize)
+			out = append(out, leaf)
 		}
+	}
+	return out, nil
+}
+
+// prefetchLeaves fetches, in one request, the byte span of the column
+// chunks of leaves in row group i.
+func prefetchLeaves(pf prefetcher, f *parquet.File, i int, leaves []*parquet.Column) error {
+	start, end := int64(-1), int64(-1)
+	cols := f.Metadata().RowGroups[i].Columns
+	for _, leaf := range leaves {
+		s, e := chunkSpan(&cols[leaf.Index()].MetaData)
+		if start < 0 || s < start {
+			start = s
+		}
+		end = max(end, e)
 	}
 	if start < 0 {
 		return nil

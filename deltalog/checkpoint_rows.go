@@ -149,6 +149,9 @@ func readProtocolRows(f *parquet.File, rgIndex int, rg parquet.RowGroup, p *parq
 			writerF, wfok = cols[3].strings(i, nodeDef(structDef, wf))
 		}
 		fa.protocol = &Protocol{MinReaderVersion: int(r), MinWriterVersion: int(w), ReaderFeatures: readerF, WriterFeatures: writerF}
+		if err := checkProtocolText(fa.protocol); err != nil {
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
 		var o rawObject
 		o.add("minReaderVersion", optInt(r, rok))
 		o.add("minWriterVersion", optInt(w, wok))
@@ -217,6 +220,9 @@ func readMetadataRows(f *parquet.File, rgIndex int, rg parquet.RowGroup, m *parq
 			md.CreatedTime = &created
 		}
 		normalizeMetadata(&md)
+		if err := checkMetadataText(&md); err != nil {
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
 		var fo rawObject
 		fo.add("provider", optStr(prov, provok))
 		fo.add("options", optMap(options, optsok))
@@ -259,7 +265,11 @@ func readDomainRows(f *parquet.File, rgIndex int, rg parquet.RowGroup, d *parque
 		}
 		conf, _ := cols[1].str(i)
 		removed, _ := cols[2].boolean(i)
-		fa.domains = append(fa.domains, domainAction{Domain: name, Configuration: conf, Removed: removed})
+		d := domainAction{Domain: name, Configuration: conf, Removed: removed}
+		if err := checkDomainText(&d); err != nil {
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		fa.domains = append(fa.domains, d)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	stdsync "sync"
 	"sync/atomic"
 )
@@ -26,6 +25,9 @@ type replay struct {
 	// schemaSum is set when metadata was carried over from a snapshot
 	// holding only its schema's digest (Snapshot.Compact).
 	schemaSum [sha256.Size]byte
+	// budget bounds the bytes the replay holds at once (see budget); nil
+	// is set to DefaultMaxLoadBytes by run.
+	budget *budget
 }
 
 // wantDomains reports whether domainMetadata actions must still be
@@ -101,10 +103,13 @@ const idleConnsPerHost = 4 * prefetchMax
 // still starts at 1: there the newest commit is more often the one that
 // holds protocol and metaData (a table just created or replaced).
 func (t *Table) run(ctx context.Context, r *replay, files []logPath) *LogError {
+	if r.budget == nil {
+		r.budget = newBudget(0)
+	}
 	for i := 0; i < len(files) && !r.done(); {
 		if files[i].Parquet {
 			p := &files[i]
-			fa, err := t.readParquet(ctx, p, r.wantDomains())
+			fa, err := t.readParquet(ctx, r, p, r.wantDomains())
 			if err != nil {
 				return err
 			}
@@ -127,7 +132,7 @@ func (t *Table) run(ctx context.Context, r *replay, files []logPath) *LogError {
 		cpDone := make(chan struct{})
 		go func() {
 			defer close(cpDone)
-			fa, cpErr = t.readParquet(ctx, cp, wantDomains)
+			fa, cpErr = t.readParquet(ctx, r, cp, wantDomains)
 		}()
 		err := t.commits(ctx, r, files[i:j], prefetchMax-1, prefetchMax-1)
 		<-cpDone
@@ -157,11 +162,12 @@ type fetchJob struct {
 	buf []byte
 }
 
-// fetched is the result of one GET.
+// fetched is the result of one GET, parsed.
 type fetched struct {
 	i    int
-	data []byte
-	err  error
+	fa   *fileActions
+	data []byte // the buffer read into, for reuse; nil when streamed
+	err  *LogError
 }
 
 // commits fetches JSON files concurrently and applies them in order until
@@ -175,17 +181,20 @@ type fetched struct {
 // commit) has wasted at most the rest of the window. GETs run on at most
 // maxWindow worker goroutines that each do many: a fresh goroutine per GET
 // grew its stack through the SDK's deep middleware chain every time (~10%
-// of the CPU of a Load over S3). Errors are reported in order of
-// application, naming the file.
+// of the CPU of a Load over S3). Each worker parses what it fetched
+// (readCommit: a big commit as it streams), so a file's bytes are held
+// only while it is parsed. Errors are reported in order of application,
+// naming the file.
 func (t *Table) commits(ctx context.Context, r *replay, files []logPath, window, maxWindow int) *LogError {
+	ctx, cancel := context.WithCancel(ctx)
 	var wg stdsync.WaitGroup
 	var stop atomic.Bool
 	jobs := make(chan fetchJob, maxWindow)
 	// Never more results outstanding than GETs started and not applied
 	// (at most maxWindow): workers never block on send.
 	results := make(chan fetched, maxWindow)
-	// On return, GETs already sent complete (as when a whole window was
-	// awaited before any of it was applied) and queued ones are dropped.
+	// On return, GETs already sent are cancelled (a streamed commit stops
+	// being read) and queued ones are dropped.
 	got := make([]fetched, len(files))
 	arrived := make([]bool, len(files))
 	// free holds the buffers of commits already parsed, for later GETs:
@@ -193,6 +202,7 @@ func (t *Table) commits(ctx context.Context, r *replay, files []logPath, window,
 	var free [][]byte
 	defer func() {
 		stop.Store(true)
+		cancel()
 		close(jobs)
 		wg.Wait()
 		// Every buffer of this replay goes back to the pool: those parsed,
@@ -208,6 +218,8 @@ func (t *Table) commits(ctx context.Context, r *replay, files []logPath, window,
 			putBuf(b)
 		}
 	}()
+	// Only the newest file's commitInfo is used (its timestamp).
+	wantInfo := r.newest == nil
 	workers, next := 0, 0
 	var ahead int64 // bytes of files[i:next]
 	for i := range files {
@@ -231,10 +243,11 @@ func (t *Table) commits(ctx context.Context, r *replay, files []logPath, window,
 					defer wg.Done()
 					for job := range jobs {
 						if stop.Load() {
+							putBuf(job.buf)
 							continue
 						}
-						data, err := t.get(ctx, files[job.i].Key, job.buf)
-						results <- fetched{i: job.i, data: data, err: err}
+						fa, data, err := t.readCommit(ctx, &files[job.i], job.buf, wantInfo && job.i == 0, r.budget)
+						results <- fetched{i: job.i, fa: fa, data: data, err: err}
 					}
 				}()
 			}
@@ -245,47 +258,28 @@ func (t *Table) commits(ctx context.Context, r *replay, files []logPath, window,
 			got[res.i], arrived[res.i] = res, true
 		}
 		ahead -= max(files[i].Size, 0)
-		p := &files[i]
 		if got[i].err != nil {
-			return fileErr(p.Version, p.Key, 0, got[i].err)
-		}
-		// Only the newest file's commitInfo is used (its timestamp).
-		fa, err := parseJSONFile(p, got[i].data, r.newest == nil)
-		if err != nil {
-			return err
+			return got[i].err
 		}
 		free = append(free, got[i].data)
+		r.apply(&files[i], got[i].fa)
 		got[i] = fetched{}
-		r.apply(p, fa)
 		window = min(window+1, maxWindow)
 	}
 	return nil
 }
 
 // readParquet reads the projected actions of a Parquet checkpoint.
-func (t *Table) readParquet(ctx context.Context, p *logPath, wantDomains bool) (*fileActions, *LogError) {
+func (t *Table) readParquet(ctx context.Context, r *replay, p *logPath, wantDomains bool) (*fileActions, *LogError) {
 	ra, size, err := t.readerAt(ctx, p.Key, p.Size)
 	if err != nil {
 		return nil, fileErr(p.Version, p.Key, 0, err)
 	}
 	br := newBlockReaderAt(ra, size, checkpointBlock(size))
-	fa, err := readParquetActions(br, size, wantDomains)
+	br.budget = r.budget
+	fa, err := readCheckpoint(br, size, wantDomains, r.budget)
 	br.release() // what readParquetActions returns holds copies
 	if err != nil {
-		return nil, fileErr(p.Version, p.Key, 0, err)
-	}
-	return fa, nil
-}
-
-// parseJSONFile parses a JSON log file, naming the line of any error.
-// commitInfo is decoded only when wantCommitInfo.
-func parseJSONFile(p *logPath, data []byte, wantCommitInfo bool) (*fileActions, *LogError) {
-	fa, err := parseLines(data, wantCommitInfo)
-	if err != nil {
-		var le *lineError
-		if errors.As(err, &le) {
-			return nil, fileErr(p.Version, p.Key, le.Line, le.Err)
-		}
 		return nil, fileErr(p.Version, p.Key, 0, err)
 	}
 	return fa, nil

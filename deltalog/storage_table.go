@@ -25,16 +25,44 @@ import (
 // LIST page, one "get" per GET (whole or ranged read, from open to close)
 // and per HEAD.
 
-// get reads the whole object at key (one GET) and reports it. buf, when
-// big enough, is reused for the data.
-func (t *Table) get(ctx context.Context, key string, buf []byte) ([]byte, error) {
+// errTooLarge: an object is larger than the most get may read of it.
+var errTooLarge = errors.New("object larger than allowed")
+
+// get reads the whole object at key (one GET) and reports it. An object
+// of more than limit bytes is not read past limit+1 bytes: get returns
+// errTooLarge.
+func (t *Table) get(ctx context.Context, key string, limit int64) ([]byte, error) {
 	if err := t.confine(key); err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	data, err := readFileInto(ctx, t.bucket, t.prefix+key, buf)
+	data, err := readFileLimited(ctx, t.bucket, t.prefix+key, limit)
 	t.opts.observe("get", start, err)
+	if errors.Is(err, errTooLarge) {
+		return nil, err
+	}
 	return data, classifyStoreError(err)
+}
+
+// readFileLimited reads the whole object at key (one GET) when it is at
+// most limit bytes, else returns errTooLarge having read at most limit+1.
+func readFileLimited(ctx context.Context, b *blob.Bucket, key string, limit int64) ([]byte, error) {
+	r, err := b.NewReader(ctx, key, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if r.Size() > limit {
+		return nil, fmt.Errorf("%w: %d bytes (at most %d)", errTooLarge, r.Size(), limit)
+	}
+	data, err := readSized(io.LimitReader(r, limit+1), r.Size(), nil)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%w: more than %d bytes", errTooLarge, limit)
+	}
+	return data, nil
 }
 
 // listObjects is listLogPages over the Table's bucket, reporting each page.

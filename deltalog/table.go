@@ -75,6 +75,14 @@ type LoadOptions struct {
 	// MaxRatifiedVersion is the catalog's latest table version: commits,
 	// checkpoints and compactions above it are ignored.
 	MaxRatifiedVersion *int64
+	// MaxLoadBytes is the memory budget of this Load: the most bytes of
+	// log files it holds at once (commits being parsed or fetched ahead,
+	// streamed lines kept, checkpoint blocks, pages decoded from them).
+	// Going over it fails the Load with ErrBudgetExceeded, naming the file
+	// and the budget. 0 means DefaultMaxLoadBytes; negative, no limit.
+	// Refresh applies it to the full Load it falls back to; its own
+	// incremental replay uses DefaultMaxLoadBytes.
+	MaxLoadBytes int64
 }
 
 // RatifiedCommit is one commit ratified by the catalog.
@@ -125,7 +133,7 @@ func (t *Table) Load(ctx context.Context, opts LoadOptions) (*Snapshot, error) {
 	if lerr != nil {
 		return nil, t.fail("load", lerr)
 	}
-	snap, lerr := t.loadSegment(ctx, seg)
+	snap, lerr := t.loadSegment(ctx, seg, newBudget(opts.MaxLoadBytes))
 	if lerr != nil {
 		return nil, t.fail("load", lerr)
 	}
@@ -133,7 +141,7 @@ func (t *Table) Load(ctx context.Context, opts LoadOptions) (*Snapshot, error) {
 }
 
 // loadSegment replays a segment into a snapshot.
-func (t *Table) loadSegment(ctx context.Context, seg *segment) (*Snapshot, *LogError) {
+func (t *Table) loadSegment(ctx context.Context, seg *segment, b *budget) (*Snapshot, *LogError) {
 	var order []logPath
 	for i := len(seg.units) - 1; i >= 0; i-- {
 		order = append(order, seg.units[i])
@@ -142,7 +150,7 @@ func (t *Table) loadSegment(ctx context.Context, seg *segment) (*Snapshot, *LogE
 		order = append(order, *seg.latest) // for the commit timestamp
 	}
 	order = append(order, seg.checkpoint...)
-	r := &replay{}
+	r := &replay{budget: b}
 	if err := t.run(ctx, r, order); err != nil {
 		return nil, err
 	}
@@ -207,10 +215,17 @@ func finish(r *replay, version int64, origin string) (*Snapshot, *LogError) {
 	return snap, nil
 }
 
+// maxHintBytes caps the read of _last_checkpoint. By the protocol it is a
+// few hundred bytes (a v2 checkpoint's hint may inline its non-file
+// actions: a few KB, a schema's worth); a bigger one is not read at all
+// but ignored like any unusable hint, and the whole log is listed: the
+// hint is optional, and the listing has the last word anyway.
+const maxHintBytes = 1 << 20
+
 // listFromHint reads _last_checkpoint and lists from the hinted version.
 // floor is the hinted version, or -1 when the whole log was listed.
 func (t *Table) listFromHint(ctx context.Context) ([]logPath, int64, error) {
-	data, err := t.get(ctx, logDir+"_last_checkpoint", nil)
+	data, err := t.get(ctx, logDir+"_last_checkpoint", maxHintBytes)
 	if err != nil && ctx.Err() != nil {
 		return nil, 0, ctx.Err()
 	}

@@ -5,13 +5,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"sort"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 	"github.com/pierrec/lz4/v4"
 )
@@ -190,16 +190,17 @@ func checkIndexRange(what string, off int64, length int32, dataEnd int64) error 
 	return nil
 }
 
-// checkIndexes checks the Thrift claims of leaf's column and offset
-// indexes in row group g, so parquet-go can decode them.
-func checkIndexes(f *parquet.File, g int, leaf *parquet.Column, b *budget) error {
+// checkIndexes checks the Thrift claims of leaf's offset index in row
+// group g and, when withColumnIndex (a key leaf, whose column index is
+// read), of its column index, so parquet-go can decode them.
+func checkIndexes(f *parquet.File, g int, leaf *parquet.Column, withColumnIndex bool, b *budget) error {
 	cc := &f.Metadata().RowGroups[g].Columns[leaf.Index()]
 	for _, ix := range []struct {
 		what   string
 		off    int64
 		length int32
 	}{{"column index", cc.ColumnIndexOffset, cc.ColumnIndexLength}, {"offset index", cc.OffsetIndexOffset, cc.OffsetIndexLength}} {
-		if ix.off == 0 {
+		if ix.off == 0 || (ix.what == "column index" && !withColumnIndex) {
 			continue
 		}
 		if err := b.take(int64(ix.length), "a "+ix.what); err != nil {
@@ -219,13 +220,10 @@ func checkIndexes(f *parquet.File, g int, leaf *parquet.Column, b *budget) error
 	return nil
 }
 
-// pageLoc is where a data page sits: its file offset and its size with
-// its header, as an offset index records it.
-type pageLoc struct{ off, size int64 }
-
-// checkChunk walks the pages of leaf's column chunk in row group g (see
-// the file comment). rgRows is the row group's row count.
-func checkChunk(f *parquet.File, g int, leaf *parquet.Column, b *budget) error {
+// walkChunk walks every page of leaf's column chunk in row group g: the
+// check of a chunk without an offset index, which parquet-go reads page
+// after page.
+func walkChunk(f *parquet.File, g int, leaf *parquet.Column, b *budget) error {
 	rg := &f.Metadata().RowGroups[g]
 	cc := &rg.Columns[leaf.Index()]
 	m := &cc.MetaData
@@ -248,35 +246,27 @@ func checkChunk(f *parquet.File, g int, leaf *parquet.Column, b *budget) error {
 		codec = c.CompressionCodec()
 	}
 	var values int64
-	var pages []pageLoc
-	var pr thrift.BytesReader = new(thrift.CompactProtocol).NewReaderFromBytes(nil)
+	afterData := false
 	for pos := int64(0); pos < n; {
-		hl, err := checkThrift(data[pos:])
+		h, hl, err := parsePageHeader(data[pos:])
 		if err != nil {
-			return fail("page header at offset %d: %v", start+pos, err)
-		}
-		var h format.PageHeader
-		pr.ResetBytes(data[pos : pos+int64(hl)])
-		if err := thrift.NewDecoder(pr).Decode(&h); err != nil {
 			return fail("page header at offset %d: %v", start+pos, err)
 		}
 		body := data[pos+int64(hl):]
-		if h.CompressedPageSize < 0 || int64(h.CompressedPageSize) > int64(len(body)) {
-			return fail("page at offset %d claims %d bytes, the chunk has %d left", start+pos, h.CompressedPageSize, len(body))
+		if h.compressed < 0 || int64(h.compressed) > int64(len(body)) {
+			return fail("page at offset %d claims %d bytes, the chunk has %d left", start+pos, h.compressed, len(body))
 		}
-		if h.UncompressedPageSize < 0 || h.UncompressedPageSize > maxPageBytes {
-			return fail("page at offset %d claims to inflate to %d bytes (at most %d allowed)", start+pos, h.UncompressedPageSize, maxPageBytes)
+		if h.uncompressed < 0 || h.uncompressed > maxPageBytes {
+			return fail("page at offset %d claims to inflate to %d bytes (at most %d allowed)", start+pos, h.uncompressed, maxPageBytes)
 		}
-		body = body[:h.CompressedPageSize]
-		pv, err := checkPage(&h, body, codec, len(pages) > 0, b)
+		body = body[:h.compressed]
+		pv, err := checkPage(&h, body, codec, afterData, b)
 		if err != nil {
 			return fail("page at offset %d: %v", start+pos, err)
 		}
-		if h.Type == format.DataPage || h.Type == format.DataPageV2 {
-			pages = append(pages, pageLoc{off: start + pos, size: int64(hl) + int64(h.CompressedPageSize)})
-		}
+		afterData = afterData || h.typ == int32(format.DataPage) || h.typ == int32(format.DataPageV2)
 		values += pv
-		pos += int64(hl) + int64(h.CompressedPageSize)
+		pos += int64(hl) + int64(h.compressed)
 	}
 	if values != m.NumValues {
 		return fail("pages hold %d values, the chunk metadata claims %d", values, m.NumValues)
@@ -284,60 +274,59 @@ func checkChunk(f *parquet.File, g int, leaf *parquet.Column, b *budget) error {
 	if leaf.MaxRepetitionLevel() == 0 && values != rg.NumRows {
 		return fail("%d values for %d rows in a non-repeated column", values, rg.NumRows)
 	}
-	return checkOffsetIndex(f, g, leaf, pages, rg.NumRows, fail)
+	return nil
 }
 
 // checkPage checks one page's sizes and inflation and returns how many
 // values it holds (0 for a dictionary page). afterData: a data page was
 // seen before it in the chunk.
-func checkPage(h *format.PageHeader, body []byte, codec format.CompressionCodec, afterData bool, b *budget) (int64, error) {
+func checkPage(h *pageHeader, body []byte, codec format.CompressionCodec, afterData bool, b *budget) (int64, error) {
 	var values int64
 	compressed := body
-	want := int64(h.UncompressedPageSize)
-	switch h.Type {
+	want := int64(h.uncompressed)
+	switch format.PageType(h.typ) {
 	case format.DictionaryPage:
-		if !h.DictionaryPageHeader.Valid {
+		if !h.dict {
 			return 0, fmt.Errorf("dictionary page without its header")
 		}
 		if afterData {
 			return 0, fmt.Errorf("dictionary page after data pages")
 		}
-		if nv := int64(h.DictionaryPageHeader.V.NumValues); nv > maxPageValues || nv > 8*want+8 {
+		if nv := int64(h.numValues); nv < 0 || nv > maxPageValues || nv > 8*want+8 {
 			return 0, fmt.Errorf("dictionary page claims %d values in %d bytes", nv, want)
 		}
 	case format.DataPage:
-		if !h.DataPageHeader.Valid {
+		if !h.dataV1 {
 			return 0, fmt.Errorf("data page without its header")
 		}
-		values = int64(h.DataPageHeader.V.NumValues)
+		values = int64(h.numValues)
 	case format.DataPageV2:
-		if !h.DataPageHeaderV2.Valid {
+		if !h.dataV2 {
 			return 0, fmt.Errorf("data page v2 without its header")
 		}
-		v := &h.DataPageHeaderV2.V
-		values = int64(v.NumValues)
-		levels := int64(v.RepetitionLevelsByteLength) + int64(v.DefinitionLevelsByteLength)
-		if v.RepetitionLevelsByteLength < 0 || v.DefinitionLevelsByteLength < 0 || levels > int64(len(body)) || levels > want {
+		values = int64(h.numValues)
+		levels := int64(h.repLen) + int64(h.defLen)
+		if h.repLen < 0 || h.defLen < 0 || levels > int64(len(body)) || levels > want {
 			return 0, fmt.Errorf("levels of %d bytes do not fit in the page", levels)
 		}
-		if v.NumNulls < 0 || v.NumRows < 0 || int64(v.NumNulls) > values || int64(v.NumRows) > values {
-			return 0, fmt.Errorf("page claims %d nulls and %d rows for %d values", v.NumNulls, v.NumRows, values)
+		if h.numNulls < 0 || h.numRows < 0 || int64(h.numNulls) > values || int64(h.numRows) > values {
+			return 0, fmt.Errorf("page claims %d nulls and %d rows for %d values", h.numNulls, h.numRows, values)
 		}
 		compressed, want = body[levels:], want-levels
-		if v.IsCompressed.Valid && !v.IsCompressed.V {
+		if h.uncompressedV2 {
 			codec = format.Uncompressed
 		}
 	case format.IndexPage:
 		return 0, nil
 	default:
-		return 0, fmt.Errorf("unknown page type %d", h.Type)
+		return 0, fmt.Errorf("unknown page type %d", h.typ)
 	}
 	if values < 0 || values > maxPageValues {
 		return 0, fmt.Errorf("page claims %d values (at most %d allowed)", values, maxPageValues)
 	}
 	// What decoding the page holds: its inflated bytes and a level byte or
 	// two per value.
-	cost := int64(h.UncompressedPageSize) + 2*values
+	cost := int64(h.uncompressed) + 2*values
 	if err := b.take(cost, "a checkpoint page"); err != nil {
 		return 0, err
 	}
@@ -405,19 +394,32 @@ func checkInflate(codec format.CompressionCodec, src []byte, want int64) error {
 	return nil
 }
 
-// checkOffsetIndex checks that leaf's offset index in row group g, when it
-// has one, lists exactly the data pages found (pages) with first rows
-// starting at 0, increasing and inside the row group.
-func checkOffsetIndex(f *parquet.File, g int, leaf *parquet.Column, pages []pageLoc, rows int64, fail func(string, ...any) error) error {
-	cc := &f.Metadata().RowGroups[g].Columns[leaf.Index()]
+// pageGuard checks the pages of a row group's column chunks before
+// parquet-go reads them. A chunk without an offset index is read page
+// after page, so it is walked whole up front (walkChunk). A chunk with one
+// is read by jumping to pages (SeekToRow): its offset index is checked to
+// tile the chunk exactly, its dictionary page up front, and each data page
+// just before it is read (page), so a Load of a big checkpoint still
+// touches only the pages holding its few rows.
+type pageGuard struct {
+	f       *parquet.File
+	g       int
+	b       *budget
+	indexed map[int]parquet.OffsetIndex // by leaf index: chunks with an offset index
+	checked map[[2]int]bool             // (leaf index, page) checked
+}
+
+// chunk prepares the check of leaf's chunk (see pageGuard).
+func (gd *pageGuard) chunk(leaf *parquet.Column) error {
+	cc := &gd.f.Metadata().RowGroups[gd.g].Columns[leaf.Index()]
 	if cc.OffsetIndexOffset == 0 {
-		return nil
+		return walkChunk(gd.f, gd.g, leaf, gd.b)
 	}
-	rgs := f.RowGroups()
-	if g >= len(rgs) {
-		return fail("row group missing")
+	fail := func(format string, args ...any) error {
+		return corruptf("row group %d column %s: %s", gd.g, columnName(gd.f, leaf.Index()), fmt.Sprintf(format, args...))
 	}
-	fc, err := chunkOf(rgs[g], leaf)
+	rgs := gd.f.RowGroups()
+	fc, err := chunkOf(rgs[gd.g], leaf)
 	if err != nil {
 		return err
 	}
@@ -425,19 +427,129 @@ func checkOffsetIndex(f *parquet.File, g int, leaf *parquet.Column, pages []page
 	if err != nil {
 		return fail("offset index: %v", err)
 	}
-	if oi.NumPages() != len(pages) {
-		return fail("offset index lists %d pages, the chunk has %d", oi.NumPages(), len(pages))
+	m := &cc.MetaData
+	start, end := chunkSpan(m)
+	rows := gd.f.Metadata().RowGroups[gd.g].NumRows
+	at := m.DataPageOffset
+	if m.DictionaryPageOffset > 0 {
+		n, err := gd.checkPageAt(leaf, start, m.DataPageOffset-start, false, -1)
+		if err != nil {
+			return err
+		}
+		if n != 0 {
+			return fail("the page before the data pages is not a dictionary page")
+		}
+	}
+	// Every row has at least one value (a null or empty list has one
+	// level), a non-repeated column exactly one; each page read is held to
+	// its share (page).
+	if (leaf.MaxRepetitionLevel() == 0 && m.NumValues != rows) || m.NumValues < rows {
+		return fail("chunk claims %d values for %d rows", m.NumValues, rows)
+	}
+	if oi.NumPages() == 0 && m.NumValues > 0 {
+		return fail("offset index lists no page for %d values", m.NumValues)
 	}
 	prev := int64(-1)
-	for i, p := range pages {
-		first := oi.FirstRowIndex(i)
+	for i := range oi.NumPages() {
+		first, off, size := oi.FirstRowIndex(i), oi.Offset(i), oi.CompressedPageSize(i)
 		switch {
-		case oi.Offset(i) != p.off || oi.CompressedPageSize(i) != p.size:
-			return fail("offset index page %d at %d (%d bytes), the page is at %d (%d bytes)", i, oi.Offset(i), oi.CompressedPageSize(i), p.off, p.size)
-		case i == 0 && first != 0, first <= prev && i > 0, first >= rows && rows > 0:
+		case off != at || size <= 0 || off+size > end:
+			return fail("offset index page %d at %d (%d bytes) does not follow the page before it at %d in the chunk [%d, %d)", i, off, size, at, start, end)
+		case (i == 0 && first != 0) || (i > 0 && first <= prev) || (rows > 0 && first >= rows):
 			return fail("offset index page %d starts at row %d (previous %d, %d rows)", i, first, prev, rows)
 		}
-		prev = first
+		prev, at = first, off+size
 	}
+	if at != end {
+		return fail("offset index pages end at %d, the chunk at %d", at, end)
+	}
+	if gd.indexed == nil {
+		gd.indexed, gd.checked = map[int]parquet.OffsetIndex{}, map[[2]int]bool{}
+	}
+	gd.indexed[leaf.Index()] = oi
 	return nil
+}
+
+// pageOf returns the page of leaf's offset index holding row, or -1 when
+// the chunk has no offset index (it was walked whole).
+func (gd *pageGuard) pageOf(leaf *parquet.Column, row int64) int {
+	if gd == nil {
+		return -1
+	}
+	oi := gd.indexed[leaf.Index()]
+	if oi == nil {
+		return -1
+	}
+	n := oi.NumPages()
+	p := sort.Search(n, func(i int) bool { return oi.FirstRowIndex(i) > row }) - 1
+	return max(p, 0)
+}
+
+// page checks data page p of leaf's offset index before it is read; a
+// page past the last is left to parquet-go (its end of chunk).
+func (gd *pageGuard) page(leaf *parquet.Column, p int) error {
+	if gd == nil {
+		return nil
+	}
+	oi := gd.indexed[leaf.Index()]
+	if oi == nil || p < 0 || p >= oi.NumPages() || gd.checked[[2]int{leaf.Index(), p}] {
+		return nil
+	}
+	var rows int64 = -1
+	if leaf.MaxRepetitionLevel() == 0 {
+		next := gd.f.Metadata().RowGroups[gd.g].NumRows
+		if p+1 < oi.NumPages() {
+			next = oi.FirstRowIndex(p + 1)
+		}
+		rows = next - oi.FirstRowIndex(p)
+	}
+	if _, err := gd.checkPageAt(leaf, oi.Offset(p), oi.CompressedPageSize(p), true, rows); err != nil {
+		return err
+	}
+	gd.checked[[2]int{leaf.Index(), p}] = true
+	return nil
+}
+
+// checkPageAt checks the one page (header and body) taking the size bytes
+// at off, a data page when data (holding rows values when rows >= 0),
+// else a dictionary page. It returns the page's value count.
+func (gd *pageGuard) checkPageAt(leaf *parquet.Column, off, size int64, data bool, rows int64) (int64, error) {
+	fail := func(format string, args ...any) error {
+		return corruptf("row group %d column %s: page at offset %d: %s", gd.g, columnName(gd.f, leaf.Index()), off, fmt.Sprintf(format, args...))
+	}
+	if err := gd.b.take(size, "a checkpoint page"); err != nil {
+		return 0, err
+	}
+	defer gd.b.give(size)
+	buf := getBuf(int(size))[:size]
+	defer putBuf(buf)
+	if n, err := gd.f.ReadAt(buf, off); int64(n) < size {
+		return 0, fail("reading %d bytes: %v", size, err)
+	}
+	h, hl, err := parsePageHeader(buf)
+	if err != nil {
+		return 0, fail("header: %v", err)
+	}
+	if int64(hl)+int64(h.compressed) != size || h.compressed < 0 {
+		return 0, fail("header and %d bytes of page do not make the %d bytes the offset index says", h.compressed, size)
+	}
+	if h.uncompressed < 0 || h.uncompressed > maxPageBytes {
+		return 0, fail("claims to inflate to %d bytes (at most %d allowed)", h.uncompressed, maxPageBytes)
+	}
+	isData := h.typ == int32(format.DataPage) || h.typ == int32(format.DataPageV2)
+	if isData != data {
+		return 0, fail("page type %d where a %s page belongs", h.typ, map[bool]string{true: "data", false: "dictionary"}[data])
+	}
+	codec := format.Uncompressed
+	if c := leaf.Compression(); c != nil {
+		codec = c.CompressionCodec()
+	}
+	values, err := checkPage(&h, buf[hl:], codec, false, gd.b)
+	if err != nil {
+		return 0, fail("%v", err)
+	}
+	if rows >= 0 && values != rows {
+		return 0, fail("holds %d values for the %d rows the offset index gives it", values, rows)
+	}
+	return values, nil
 }

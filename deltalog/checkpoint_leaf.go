@@ -88,7 +88,7 @@ func readPage(fp *parquet.FilePages) (parquet.Page, error) {
 // presentRows returns the indexes, within the row group, of the rows where
 // the non-repeated leaf of fc has a value (definition level maxDef), at
 // most limit of them (limit <= 0: all).
-func presentRows(fc *parquet.FileColumnChunk, maxDef, limit int) ([]int64, error) {
+func presentRows(gd *pageGuard, leaf *parquet.Column, fc *parquet.FileColumnChunk, maxDef, limit int) ([]int64, error) {
 	fp, err := filePages(fc)
 	if err != nil {
 		return nil, err
@@ -122,6 +122,9 @@ func presentRows(fc *parquet.FileColumnChunk, maxDef, limit int) ([]int64, error
 				continue
 			}
 			first := oi.FirstRowIndex(i)
+			if err := gd.page(leaf, i); err != nil {
+				return nil, err
+			}
 			if err := fp.SeekToRow(first); err != nil {
 				return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 			}
@@ -141,7 +144,10 @@ func presentRows(fc *parquet.FileColumnChunk, maxDef, limit int) ([]int64, error
 		return rows, nil
 	}
 	var base int64
-	for !full() {
+	for k := 0; !full(); k++ {
+		if err := gd.page(leaf, k); err != nil {
+			return nil, err
+		}
 		p, err := readPage(fp)
 		if err != nil {
 			return nil, err
@@ -163,7 +169,7 @@ const valueBatch = 32
 // readLeafRows reads the values of leaf at the given rows (ascending,
 // within rg). Row j of the result holds the values of rows[j]. A nil leaf
 // yields nil.
-func readLeafRows(rg parquet.RowGroup, leaf *parquet.Column, rows []int64) (*column, error) {
+func readLeafRows(gd *pageGuard, rg parquet.RowGroup, leaf *parquet.Column, rows []int64) (*column, error) {
 	if leaf == nil {
 		return nil, nil
 	}
@@ -182,10 +188,15 @@ func readLeafRows(rg parquet.RowGroup, leaf *parquet.Column, rows []int64) (*col
 	defer fp.Close()
 	buf := make([]parquet.Value, valueBatch)
 	for j, row := range rows {
+		first := gd.pageOf(leaf, row)
 		if err := fp.SeekToRow(row); err != nil {
 			return nil, fmt.Errorf("%w: column %s row %d: %v", ErrCorrupt, leaf.Name(), row, err)
 		}
-		vals, err := collectRow(fp, buf, leaf.MaxRepetitionLevel() > 0)
+		check := func(k int) error { return gd.page(leaf, first+k) }
+		if first < 0 {
+			check = nil // no offset index: the whole chunk was checked
+		}
+		vals, err := collectRow(fp, buf, leaf.MaxRepetitionLevel() > 0, check)
 		if err != nil {
 			return nil, fmt.Errorf("column %s row %d: %w", leaf.Name(), row, err)
 		}
@@ -200,10 +211,16 @@ func readLeafRows(rg parquet.RowGroup, leaf *parquet.Column, rows []int64) (*col
 // collectRow returns the values of the row at which fp is positioned: the
 // first value read and, for a repeated leaf, every following one with a
 // repetition level above zero, across pages if the row continues on the
-// next one.
-func collectRow(fp *parquet.FilePages, buf []parquet.Value, repeated bool) ([]parquet.Value, error) {
+// next one. check, when set, is called with k before the k-th page is read
+// (0: the page fp is positioned in).
+func collectRow(fp *parquet.FilePages, buf []parquet.Value, repeated bool, check func(k int) error) ([]parquet.Value, error) {
 	var out []parquet.Value
-	for {
+	for k := 0; ; k++ {
+		if check != nil {
+			if err := check(k); err != nil {
+				return nil, err
+			}
+		}
 		p, err := readPage(fp)
 		if err != nil {
 			return nil, err

@@ -60,12 +60,13 @@ func readCheckpoint(r io.ReaderAt, size int64, wantDomains bool, b *budget) (fa 
 				return nil, parquetErr(err)
 			}
 		}
+		gd := &pageGuard{f: f, g: i, b: b}
 		for _, leaf := range leaves {
-			if err := checkChunk(f, i, leaf, b); err != nil {
+			if err := gd.chunk(leaf); err != nil {
 				return nil, err
 			}
 		}
-		if err := readRowGroup(f, i, rg, root, fa, wantDomains); err != nil {
+		if err := readRowGroup(gd, f, i, rg, root, fa, wantDomains); err != nil {
 			return nil, parquetErr(err)
 		}
 		if fa.protocol != nil && fa.metadata != nil && !wantDomains {
@@ -120,7 +121,7 @@ func wantedLeaves(f *parquet.File, i int, rg parquet.RowGroup, root *parquet.Col
 			continue
 		}
 		if key.Index() >= 0 && key.Index() < ncols {
-			if err := checkIndexes(f, i, key, b); err != nil {
+			if err := checkIndexes(f, i, key, true, b); err != nil {
 				return nil, err
 			}
 		}
@@ -132,7 +133,7 @@ func wantedLeaves(f *parquet.File, i int, rg parquet.RowGroup, root *parquet.Col
 				continue // chunkOf reports it when read
 			}
 			if leaf != key {
-				if err := checkIndexes(f, i, leaf, b); err != nil {
+				if err := checkIndexes(f, i, leaf, false, b); err != nil {
 					return nil, err
 				}
 			}
@@ -195,19 +196,19 @@ func leavesOf(c *parquet.Column) []*parquet.Column {
 }
 
 // readRowGroup adds the actions found in one row group to fa.
-func readRowGroup(f *parquet.File, i int, rg parquet.RowGroup, root *parquet.Column, fa *fileActions, wantDomains bool) error {
+func readRowGroup(gd *pageGuard, f *parquet.File, i int, rg parquet.RowGroup, root *parquet.Column, fa *fileActions, wantDomains bool) error {
 	if c := root.Column("protocol"); c != nil && fa.protocol == nil {
-		if err := readProtocolRows(f, i, rg, c, fa); err != nil {
+		if err := readProtocolRows(gd, f, i, rg, c, fa); err != nil {
 			return fmt.Errorf("protocol column: %w", err)
 		}
 	}
 	if c := root.Column("metaData"); c != nil && fa.metadata == nil {
-		if err := readMetadataRows(f, i, rg, c, fa); err != nil {
+		if err := readMetadataRows(gd, f, i, rg, c, fa); err != nil {
 			return fmt.Errorf("metaData column: %w", err)
 		}
 	}
 	if c := root.Column("domainMetadata"); c != nil && wantDomains {
-		if err := readDomainRows(f, i, rg, c, fa); err != nil {
+		if err := readDomainRows(gd, f, i, rg, c, fa); err != nil {
 			return fmt.Errorf("domainMetadata column: %w", err)
 		}
 	}

@@ -61,7 +61,7 @@ func child(c *parquet.Column, name string) *parquet.Column {
 
 // findRows returns the rows of rg (at most limit; limit <= 0: all) where
 // the non-repeated key leaf has a value: the rows holding the action.
-func findRows(rg parquet.RowGroup, key *parquet.Column, limit int) ([]int64, error) {
+func findRows(gd *pageGuard, rg parquet.RowGroup, key *parquet.Column, limit int) ([]int64, error) {
 	fc, err := chunkOf(rg, key)
 	if err != nil {
 		return nil, err
@@ -69,14 +69,14 @@ func findRows(rg parquet.RowGroup, key *parquet.Column, limit int) ([]int64, err
 	if key.MaxRepetitionLevel() != 0 {
 		return nil, fmt.Errorf("%w: %s is repeated", errNoLeaf, key.Name())
 	}
-	return presentRows(fc, key.MaxDefinitionLevel(), limit)
+	return presentRows(gd, key, fc, key.MaxDefinitionLevel(), limit)
 }
 
 // readLeaves reads each leaf at rows (nil leaves stay nil).
-func readLeaves(rg parquet.RowGroup, rows []int64, leaves ...*parquet.Column) ([]*column, error) {
+func readLeaves(gd *pageGuard, rg parquet.RowGroup, rows []int64, leaves ...*parquet.Column) ([]*column, error) {
 	out := make([]*column, len(leaves))
 	for i, l := range leaves {
-		c, err := readLeafRows(rg, l, rows)
+		c, err := readLeafRows(gd, rg, l, rows)
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +116,7 @@ func optMap(m map[string]string, ok bool) any {
 }
 
 // readProtocolRows sets fa.protocol from the first protocol row in rg.
-func readProtocolRows(f *parquet.File, rgIndex int, rg parquet.RowGroup, p *parquet.Column, fa *fileActions) error {
+func readProtocolRows(gd *pageGuard, f *parquet.File, rgIndex int, rg parquet.RowGroup, p *parquet.Column, fa *fileActions) error {
 	minR := child(p, "minReaderVersion")
 	if minR == nil || !minR.Leaf() {
 		return fmt.Errorf("%w: protocol.minReaderVersion", errNoLeaf)
@@ -124,13 +124,13 @@ func readProtocolRows(f *parquet.File, rgIndex int, rg parquet.RowGroup, p *parq
 	if allNull(f, rgIndex, minR) {
 		return nil
 	}
-	rows, err := findRows(rg, minR, 1)
+	rows, err := findRows(gd, rg, minR, 1)
 	if err != nil || len(rows) == 0 {
 		return err
 	}
 	structDef := nodeDef(0, p)
 	rf, wf := child(p, "readerFeatures"), child(p, "writerFeatures")
-	cols, err := readLeaves(rg, rows, minR, child(p, "minWriterVersion"), firstLeaf(rf), firstLeaf(wf))
+	cols, err := readLeaves(gd, rg, rows, minR, child(p, "minWriterVersion"), firstLeaf(rf), firstLeaf(wf))
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func readProtocolRows(f *parquet.File, rgIndex int, rg parquet.RowGroup, p *parq
 }
 
 // readMetadataRows sets fa.metadata from the first metaData row in rg.
-func readMetadataRows(f *parquet.File, rgIndex int, rg parquet.RowGroup, m *parquet.Column, fa *fileActions) error {
+func readMetadataRows(gd *pageGuard, f *parquet.File, rgIndex int, rg parquet.RowGroup, m *parquet.Column, fa *fileActions) error {
 	id := child(m, "id")
 	if id == nil || !id.Leaf() {
 		return fmt.Errorf("%w: metaData.id", errNoLeaf)
@@ -172,7 +172,7 @@ func readMetadataRows(f *parquet.File, rgIndex int, rg parquet.RowGroup, m *parq
 	if allNull(f, rgIndex, id) {
 		return nil
 	}
-	rows, err := findRows(rg, id, 1)
+	rows, err := findRows(gd, rg, id, 1)
 	if err != nil || len(rows) == 0 {
 		return err
 	}
@@ -181,7 +181,7 @@ func readMetadataRows(f *parquet.File, rgIndex int, rg parquet.RowGroup, m *parq
 	pc, conf, opts := child(m, "partitionColumns"), child(m, "configuration"), child(format, "options")
 	confK, confV := mapLeaves(conf)
 	optK, optV := mapLeaves(opts)
-	cols, err := readLeaves(rg, rows, id, child(m, "name"), child(m, "description"), child(format, "provider"),
+	cols, err := readLeaves(gd, rg, rows, id, child(m, "name"), child(m, "description"), child(format, "provider"),
 		child(m, "schemaString"), firstLeaf(pc), confK, confV, optK, optV, child(m, "createdTime"))
 	if err != nil {
 		return err
@@ -242,7 +242,7 @@ func readMetadataRows(f *parquet.File, rgIndex int, rg parquet.RowGroup, m *parq
 }
 
 // readDomainRows appends every domainMetadata row in rg to fa.domains.
-func readDomainRows(f *parquet.File, rgIndex int, rg parquet.RowGroup, d *parquet.Column, fa *fileActions) error {
+func readDomainRows(gd *pageGuard, f *parquet.File, rgIndex int, rg parquet.RowGroup, d *parquet.Column, fa *fileActions) error {
 	dom := child(d, "domain")
 	if dom == nil || !dom.Leaf() {
 		return fmt.Errorf("%w: domainMetadata.domain", errNoLeaf)
@@ -250,11 +250,11 @@ func readDomainRows(f *parquet.File, rgIndex int, rg parquet.RowGroup, d *parque
 	if allNull(f, rgIndex, dom) {
 		return nil
 	}
-	rows, err := findRows(rg, dom, 0)
+	rows, err := findRows(gd, rg, dom, 0)
 	if err != nil || len(rows) == 0 {
 		return err
 	}
-	cols, err := readLeaves(rg, rows, dom, child(d, "configuration"), child(d, "removed"))
+	cols, err := readLeaves(gd, rg, rows, dom, child(d, "configuration"), child(d, "removed"))
 	if err != nil {
 		return err
 	}

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/deltasync/deltasync/internal/hostile"
+	"github.com/deltasync/deltasync/internal/testcorpus"
+	"github.com/parquet-go/parquet-go/format"
 	"gocloud.dev/blob/memblob"
 )
 
@@ -100,6 +103,46 @@ func hostileTable(rows []HostileRow) string {
 	return b.String()
 }
 
+// corpusHostileCases break a real checkpoint of the corpus (table
+// "checkpoint": a Spark checkpoint at 10, commits 11-14 without protocol or
+// metaData) by patching its footer.
+func corpusHostileCases(t *testing.T) []hostile.Case {
+	const cpKey = "_delta_log/00000000000000000010.checkpoint.parquet"
+	build := func(edit func([]byte) ([]byte, error)) func() (hostile.Table, error) {
+		return func() (hostile.Table, error) {
+			files := hostile.Table{}
+			dir := filepath.Join(testcorpus.Dir(t), "checkpoint", "_delta_log")
+			testcorpus.ReadTree(t, dir, func(key string, data []byte) error {
+				files["_delta_log/"+key] = data
+				return nil
+			})
+			cp, err := edit(files[cpKey])
+			files[cpKey] = cp
+			return files, err
+		}
+	}
+	chunks := func(prefix string) func([]byte) ([]byte, error) {
+		return func(cp []byte) ([]byte, error) {
+			return hostile.EditChunks(cp, nil, func(cc *format.ColumnChunk, size int64) {
+				if p := cc.MetaData.PathInSchema; len(p) > 0 && (prefix == "" || p[0] == prefix) {
+					hostile.PastEOF(cc, size)
+				}
+			})
+		}
+	}
+	c := func(name, input string, edit func([]byte) ([]byte, error)) hostile.Case {
+		return hostile.Case{Name: name, Input: input, Bound: "nothing read from the file is used", Want: hostile.Corrupt, File: cpKey, Build: build(edit)}
+	}
+	return []hostile.Case{
+		c("corpus-cp-metadata-chunks-past-eof", "corpus Spark checkpoint: every metaData chunk past the end of the file", chunks("metaData")),
+		c("corpus-cp-every-chunk-past-eof", "corpus Spark checkpoint: every chunk past the end of the file", chunks("")),
+		c("corpus-cp-values-mismatch", "corpus Spark checkpoint: protocol.minReaderVersion claims one value more than its pages hold",
+			func(cp []byte) ([]byte, error) {
+				return hostile.EditChunks(cp, []string{"protocol", "minReaderVersion"}, func(cc *format.ColumnChunk, _ int64) { cc.MetaData.NumValues++ })
+			}),
+	}
+}
+
 // TestHostileInputs loads every hostile table (internal/hostile): lying
 // checkpoint footers and page headers, decompression bombs, strings that
 // are not UTF-8, commits and hints far bigger than what is kept of them,
@@ -110,7 +153,7 @@ func hostileTable(rows []HostileRow) string {
 // process-wide allocation counters.
 func TestHostileInputs(t *testing.T) {
 	var rows []HostileRow
-	for _, c := range hostile.Cases(testing.Short()) {
+	for _, c := range append(hostile.Cases(testing.Short()), corpusHostileCases(t)...) {
 		t.Run(c.Name, func(t *testing.T) {
 			rows = append(rows, runHostile(t, c))
 		})

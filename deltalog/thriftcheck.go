@@ -75,9 +75,16 @@ func (w *thriftWalker) count(n uint64) (int, error) {
 }
 
 func (w *thriftWalker) structure(depth int) error {
+	return w.fields(depth, nil)
+}
+
+// fields walks the fields of a struct. For each, field (when not nil)
+// may consume its value and return true; otherwise it is skipped.
+func (w *thriftWalker) fields(depth int, field func(id int, typ byte) (bool, error)) error {
 	if depth > maxThriftDepth {
 		return errors.New("thrift structs nested too deep")
 	}
+	id := 0
 	for {
 		h, err := w.byte()
 		if err != nil {
@@ -86,15 +93,108 @@ func (w *thriftWalker) structure(depth int) error {
 		if h == 0 {
 			return nil // stop field
 		}
-		if h>>4 == 0 { // long form: the field id follows
-			if _, err := w.uvarint(); err != nil {
+		if d := int(h >> 4); d != 0 {
+			id += d
+		} else { // long form: the field id follows (zigzag i16)
+			v, err := w.uvarint()
+			if err != nil {
 				return err
+			}
+			id = int(int16(uint16(v>>1) ^ -uint16(v&1)))
+		}
+		if field != nil {
+			done, err := field(id, h&0x0f)
+			if err != nil {
+				return err
+			}
+			if done {
+				continue
 			}
 		}
 		if err := w.value(h&0x0f, depth, false); err != nil {
 			return err
 		}
 	}
+}
+
+// i32 reads a zigzag varint of an i32 field of type typ.
+func (w *thriftWalker) i32(typ byte) (int32, error) {
+	if typ != 5 {
+		return 0, fmt.Errorf("thrift field of type %d where an i32 belongs", typ)
+	}
+	v, err := w.uvarint()
+	if err != nil {
+		return 0, err
+	}
+	if v > 0xffffffff {
+		return 0, errors.New("thrift i32 out of range")
+	}
+	return int32(uint32(v>>1) ^ -uint32(v&1)), nil
+}
+
+// pageHeader holds the fields of a Parquet PageHeader that checkChunk
+// uses.
+type pageHeader struct {
+	typ, uncompressed, compressed int32
+	// Which of the page-type headers is present.
+	dataV1, dict, dataV2         bool
+	numValues, numNulls, numRows int32
+	defLen, repLen               int32
+	uncompressedV2               bool // data_page_header_v2.is_compressed = false
+}
+
+// parsePageHeader reads a PageHeader at the start of b, checking every
+// claim as checkThrift does, and returns it with its encoded length. It
+// reads only what checkChunk needs and allocates nothing.
+func parsePageHeader(b []byte) (pageHeader, int, error) {
+	var h pageHeader
+	w := thriftWalker{b: b}
+	var seen [4]bool
+	err := w.fields(0, func(id int, typ byte) (bool, error) {
+		var err error
+		switch id {
+		case 1, 2, 3:
+			var v int32
+			v, err = w.i32(typ)
+			*[]*int32{&h.typ, &h.uncompressed, &h.compressed}[id-1] = v
+			seen[id] = true
+		case 5, 7, 8:
+			if typ != 12 {
+				return false, fmt.Errorf("page header field %d of type %d where a struct belongs", id, typ)
+			}
+			h.dataV1, h.dict, h.dataV2 = h.dataV1 || id == 5, h.dict || id == 7, h.dataV2 || id == 8
+			err = w.fields(1, func(sub int, typ byte) (bool, error) {
+				var err error
+				switch {
+				case sub == 1:
+					h.numValues, err = w.i32(typ)
+				case id == 8 && sub == 2:
+					h.numNulls, err = w.i32(typ)
+				case id == 8 && sub == 3:
+					h.numRows, err = w.i32(typ)
+				case id == 8 && sub == 5:
+					h.defLen, err = w.i32(typ)
+				case id == 8 && sub == 6:
+					h.repLen, err = w.i32(typ)
+				case id == 8 && sub == 7 && (typ == 1 || typ == 2):
+					h.uncompressedV2 = typ == 2
+				default:
+					return false, nil
+				}
+				return true, err
+			})
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+	if err != nil {
+		return h, 0, err
+	}
+	if !seen[1] || !seen[2] || !seen[3] {
+		return h, 0, errors.New("page header lacks its type or sizes")
+	}
+	return h, w.pos, nil
 }
 
 // value skips one value of compact type typ. inCollection: booleans take

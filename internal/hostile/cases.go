@@ -98,6 +98,13 @@ func chunkEdit(path []string, edit func(*format.ColumnChunk, int64)) func() (Tab
 	}
 }
 
+// PastEOF moves a column chunk past the end of a file of size bytes and
+// drops its page index, as a truncated or badly copied file has it.
+func PastEOF(cc *format.ColumnChunk, size int64) {
+	cc.MetaData.DataPageOffset, cc.MetaData.DictionaryPageOffset = size+1000, 0
+	cc.ColumnIndexOffset, cc.ColumnIndexLength, cc.OffsetIndexOffset, cc.OffsetIndexLength = 0, 0, 0, 0
+}
+
 var (
 	domainPath = []string{"domainMetadata", "domain"}
 	idPath     = []string{"metaData", "id"}
@@ -110,12 +117,12 @@ func chunkCases() []Case {
 		return Case{Name: name, Input: input, Bound: "nothing read from the file is used", Want: Corrupt, File: CheckpointKey, Build: build}
 	}
 	return []Case{
-		c("cp-domain-chunk-past-eof", "delta.clustering's domainMetadata.domain chunk starts past the end of the file",
+		c("cp-domain-chunk-past-eof", "delta.clustering's domainMetadata.domain chunk starts past the end of the file (no page index)",
+			chunkEdit(domainPath, PastEOF)),
+		c("cp-domain-chunk-past-eof-indexed", "delta.clustering's domainMetadata.domain chunk starts past the end of the file (page index kept)",
 			chunkEdit(domainPath, func(cc *format.ColumnChunk, size int64) { cc.MetaData.DataPageOffset = size + 1000 })),
-		c("cp-every-chunk-past-eof", "every column chunk starts past the end of the file",
-			chunkEdit(nil, func(cc *format.ColumnChunk, size int64) {
-				cc.MetaData.DataPageOffset, cc.MetaData.DictionaryPageOffset = size+1000, 0
-			})),
+		c("cp-every-chunk-past-eof", "every column chunk starts past the end of the file (no page index)",
+			chunkEdit(nil, PastEOF)),
 		c("cp-chunk-length-past-eof", "metaData.id chunk's length runs past the end of the file",
 			chunkEdit(idPath, func(cc *format.ColumnChunk, size int64) { cc.MetaData.TotalCompressedSize = size })),
 		c("cp-chunk-values-mismatch", "metaData.id chunk claims one value more than its pages hold",

@@ -215,3 +215,14 @@ func PatchFirstPage(data []byte, path []string, edit func(h *format.PageHeader, 
 	out = append(out, data[off+oldLen:fstart]...)
 	return withFooter(out, int(int64(fstart)+delta), md)
 }
+
+// Checkpoint returns a small clustered checkpoint (20 adds, protocol,
+// metaData, the delta.clustering domain) written by parquet-go with its
+// default options and codec (gzip when gz), page index included: the base
+// the hostile checkpoints and the fuzz targets patch.
+func Checkpoint(gz bool) ([]byte, error) {
+	if gz {
+		return baseCheckpoint(parquet.Compression(&parquet.Gzip))
+	}
+	return baseCheckpoint()
+}

@@ -110,7 +110,7 @@ func locateBadText(path string, raw []byte) string {
 					return locateBadText(path+"."+k, obj[k])
 				}
 			}
-			return fmt.Sprintf("%s: a key is not valid UTF-8 (near %s)", path, nearBad(raw))
+			return fmt.Sprintf("%s: a key is not valid text (near %s)", path, nearBad(raw))
 		}
 	}
 	if len(raw) > 0 && raw[0] == '[' {
@@ -122,6 +122,9 @@ func locateBadText(path string, raw []byte) string {
 				}
 			}
 		}
+	}
+	if utf8.Valid(raw) {
+		return fmt.Sprintf("%s holds an escaped lone UTF-16 surrogate (near %s)", path, nearBad(raw))
 	}
 	return fmt.Sprintf("%s is not valid UTF-8 (near %s)", path, nearBad(raw))
 }

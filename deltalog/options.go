@@ -30,6 +30,9 @@ type options struct {
 	// concurrent is set by WithConcurrentObserver: observer needs no
 	// serializing.
 	concurrent bool
+	// maxLoadBytes is the Table's memory budget per Load or Refresh
+	// (WithMaxLoadBytes); 0 means DefaultMaxLoadBytes.
+	maxLoadBytes int64
 }
 
 // applyOptions folds opts into a fresh options value.
@@ -56,6 +59,24 @@ func WithObserver(obs Observer) Option {
 // open Tables pays for once each.
 func WithConcurrentObserver(obs Observer) Option {
 	return func(o *options) { o.observer, o.concurrent = obs, true }
+}
+
+// WithMaxLoadBytes sets the memory budget of every Load and Refresh of the
+// Table whose LoadOptions.MaxLoadBytes is 0: the most bytes of the log one
+// of them may hold at once (see LoadOptions.MaxLoadBytes). n <= 0 leaves
+// DefaultMaxLoadBytes. It is how a daemon applies one configured budget to
+// every table it opens.
+func WithMaxLoadBytes(n int64) Option {
+	return func(o *options) { o.maxLoadBytes = max(n, 0) }
+}
+
+// loadBudget is the budget of a Load or Refresh given opts: its own
+// MaxLoadBytes, else the Table's, else the default.
+func (o *options) loadBudget(opts LoadOptions) *budget {
+	if opts.MaxLoadBytes != 0 {
+		return newBudget(opts.MaxLoadBytes)
+	}
+	return newBudget(o.maxLoadBytes)
 }
 
 // observe reports one storage request to the observer, if any.

@@ -80,7 +80,7 @@ func (t *Table) Refresh(ctx context.Context, prev *Snapshot, opts LoadOptions) (
 			return rebuild() // a gap: let a full load decide
 		}
 	}
-	snap, lerr := t.advance(ctx, prev, newer)
+	snap, lerr := t.advance(ctx, prev, newer, t.opts.loadBudget(opts))
 	if lerr != nil {
 		return nil, Advanced, t.fail("refresh", lerr)
 	}
@@ -132,12 +132,12 @@ func newCommits(files, ratified []logPath, version int64, maxVersion *int64) ([]
 }
 
 // advance replays the new commits (oldest first in newer) on top of prev.
-func (t *Table) advance(ctx context.Context, prev *Snapshot, newer []logPath) (*Snapshot, *LogError) {
+func (t *Table) advance(ctx context.Context, prev *Snapshot, newer []logPath, b *budget) (*Snapshot, *LogError) {
 	order := make([]logPath, 0, len(newer))
 	for i := len(newer) - 1; i >= 0; i-- {
 		order = append(order, newer[i])
 	}
-	r := &replay{}
+	r := &replay{budget: b}
 	if err := t.run(ctx, r, order); err != nil {
 		return nil, err
 	}

@@ -79,9 +79,10 @@ type LoadOptions struct {
 	// log files it holds at once (commits being parsed or fetched ahead,
 	// streamed lines kept, checkpoint blocks, pages decoded from them).
 	// Going over it fails the Load with ErrBudgetExceeded, naming the file
-	// and the budget. 0 means DefaultMaxLoadBytes; negative, no limit.
-	// Refresh applies it to the full Load it falls back to; its own
-	// incremental replay uses DefaultMaxLoadBytes.
+	// and the budget. 0 means the Table's (WithMaxLoadBytes), else
+	// DefaultMaxLoadBytes; negative, no limit.
+	// Refresh applies it to its incremental replay and to the full Load
+	// it falls back to.
 	MaxLoadBytes int64
 }
 
@@ -133,7 +134,7 @@ func (t *Table) Load(ctx context.Context, opts LoadOptions) (*Snapshot, error) {
 	if lerr != nil {
 		return nil, t.fail("load", lerr)
 	}
-	snap, lerr := t.loadSegment(ctx, seg, newBudget(opts.MaxLoadBytes))
+	snap, lerr := t.loadSegment(ctx, seg, t.opts.loadBudget(opts))
 	if lerr != nil {
 		return nil, t.fail("load", lerr)
 	}

@@ -36,7 +36,7 @@ func LogStateOf(s *deltalog.Snapshot, location string) LogState {
 // failing to reach storage): such tables are flagged, not retried hard.
 func isLogContentError(err error) bool {
 	for _, e := range []error{deltalog.ErrNotATable, deltalog.ErrVersionGap, deltalog.ErrUnsupportedFeature,
-		deltalog.ErrMissingProtocol, deltalog.ErrMissingMetadata, deltalog.ErrCorrupt} {
+		deltalog.ErrMissingProtocol, deltalog.ErrMissingMetadata, deltalog.ErrCorrupt, deltalog.ErrBudgetExceeded} {
 		if errors.Is(err, e) {
 			return true
 		}

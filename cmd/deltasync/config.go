@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"sigs.k8s.io/yaml"
 
+	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/internal/redact"
 	"github.com/deltasync/deltasync/sync"
 )
@@ -122,6 +123,7 @@ func defaultConfig() config {
 	return config{
 		Catalog: catalogConfig{Timeout: duration(30 * time.Second), MaxRetryAfter: duration(30 * time.Second),
 			IdleTimeout: duration(10 * time.Second), MaxListEntries: 100_000},
+		Storage:     storageConfig{MaxLoadMiB: deltalog.DefaultMaxLoadBytes >> 20},
 		Credentials: "ambient",
 		Schedule:    "@every 1m",
 		Jitter:      duration(5 * time.Second),

@@ -22,6 +22,9 @@ type storageConfig struct {
 	// Unset: every s3, gs, azblob and abfss bucket, and no local path.
 	AllowedLocations []string       `json:"allowed_locations,omitempty"`
 	Buckets          []bucketConfig `json:"buckets,omitempty"`
+	// MaxLoadMiB is the memory budget of one table's log read (MiB): a
+	// table whose Load would hold more at once is flagged, not read.
+	MaxLoadMiB int64 `json:"max_load_mib"`
 }
 
 // bucketConfig holds the gocloud URL parameters of one bucket.
@@ -51,6 +54,9 @@ func (c *config) validateSecurity(getenv func(string) string) error {
 	}
 	if name := c.Catalog.TokenEnv; name != "" && strings.TrimSpace(getenv(name)) == "" {
 		errs = append(errs, fmt.Errorf("catalog.token_env: environment variable %s is unset or empty", name))
+	}
+	if c.Storage.MaxLoadMiB <= 0 {
+		errs = append(errs, fmt.Errorf("storage.max_load_mib %d: must be positive", c.Storage.MaxLoadMiB))
 	}
 	if c.Catalog.MaxRetryAfter <= 0 {
 		errs = append(errs, errors.New("catalog.max_retry_after: must be positive"))

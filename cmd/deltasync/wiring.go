@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -277,6 +278,7 @@ func (c *cli) newApp(cfg config, dryRun bool) (*app, error) {
 	}
 	a.rec, err = sync.New(sync.Options{
 		Catalog: a.client, Selector: sel, Shard: shard, Storage: storage,
+		LogOptions:        []deltalog.Option{deltalog.WithMaxLoadBytes(cfg.Storage.MaxLoadMiB << 20)},
 		VendedCredentials: cfg.Credentials == "vended",
 		Diff:              sync.DiffOptions{IgnoreProperties: cfg.IgnoreProperties},
 		Concurrency:       cfg.Concurrency,

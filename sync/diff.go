@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/sync/location"
 )
 
 // LogState is what a table's Delta log says, the desired side of a Diff.
@@ -229,9 +230,9 @@ func Diff(log LogState, rec Record, opts DiffOptions) Plan {
 	if log.Description != rec.Comment {
 		p.Comment = &ValueChange{Log: log.Description, Catalog: rec.Comment}
 	}
-	if log.Location != "" && NormalizeLocation(log.Location) != NormalizeLocation(md.Location) {
+	if log.Location != "" && location.Normalize(log.Location) != location.Normalize(md.Location) {
 		p.Location = &ValueChange{Log: log.Location, Catalog: md.Location}
-	} else if rec.StorageLocation != "" && NormalizeLocation(rec.StorageLocation) != NormalizeLocation(md.Location) {
+	} else if rec.StorageLocation != "" && location.Normalize(rec.StorageLocation) != location.Normalize(md.Location) {
 		p.Location = &ValueChange{Log: md.Location, Catalog: rec.StorageLocation}
 	}
 	if !rec.Managed() && (md.LastCommitVersion == nil || *md.LastCommitVersion != log.Version) {

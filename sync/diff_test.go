@@ -176,22 +176,6 @@ func TestDiffUnsupportedAndProblems(t *testing.T) {
 	}
 }
 
-func TestNormalizeLocation(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"/data/t/", "file:///data/t"},
-		{"file:/data/t", "file:///data/t"},
-		{"file:///data//t//", "file:///data/t"},
-		{"s3://bucket/a/b/", "s3://bucket/a/b"},
-		{"S3://bucket//a", "s3://bucket/a"},
-		{"abfss://c@acct.dfs.core.windows.net/t", "abfss://c@acct.dfs.core.windows.net/t"},
-	}
-	for _, tt := range tests {
-		if got := NormalizeLocation(tt.in); got != tt.want {
-			t.Errorf("NormalizeLocation(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 // TestDiffSchemaAsTheCatalogWritesIt: a log schemaString that is the
 // catalog's columns written in the log's form (the usual in-sync table) is
 // compared without parsing it, with the same verdict as the parse gives: no

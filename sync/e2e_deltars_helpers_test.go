@@ -27,6 +27,7 @@ import (
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/location"
 )
 
 // deltarsPython is the python with deltalake that .ci/setup-python.sh
@@ -208,7 +209,7 @@ func (e *env) createManaged(table string) {
 		t.Fatalf("staging table at %s: the MANAGED part needs file:// managed storage", st.Location)
 	}
 	dir := strings.TrimPrefix(st.Location, "file://")
-	e.allowed = append(e.allowed, sync.NormalizeLocation(st.Location)) // managed storage lies outside the temp dir
+	e.allowed = append(e.allowed, location.Normalize(st.Location)) // managed storage lies outside the temp dir
 	if e.srv == nil {
 		// The real server's managed storage: remove what this test wrote.
 		t.Cleanup(func() { _ = os.RemoveAll(dir) })

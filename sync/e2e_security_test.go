@@ -21,6 +21,7 @@ import (
 
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/location"
 )
 
 // The attacks of issue 14: someone who may only create or alter external
@@ -330,7 +331,7 @@ func TestAttackLocalPaths(t *testing.T) {
 					}
 					assertRefused(t, e, rep, out, table, want)
 					res := findResult(t, rep, e.name(table).String())
-					reasons[table] = strings.Replace(res.Reason, sync.NormalizeLocation(loc), "LOC", 1)
+					reasons[table] = strings.Replace(res.Reason, location.Normalize(loc), "LOC", 1)
 					if st := statusOf(r, e.name(table).String()); st.LastError != res.Reason {
 						t.Errorf("%s: status page shows %q, want %q", table, st.LastError, res.Reason)
 					}

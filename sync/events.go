@@ -11,6 +11,7 @@ import (
 	"gocloud.dev/pubsub"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/sync/location"
 )
 
 // EventSource is one subscription of storage notifications. Open is called
@@ -67,7 +68,7 @@ type Events struct {
 
 	mu      stdsync.Mutex
 	seq     uint64 // increases with every event and every read start
-	index   locationIndex
+	index   location.Index
 	tables  map[string]*eventTable
 	subs    map[string]*subState
 	upSince time.Time // when every subscription was last (re)opened
@@ -150,7 +151,7 @@ func NewEvents(opts EventOptions) (*Events, error) {
 	e := &Events{
 		opts: opts, log: l.With(zap.String("component", "events")),
 		slots: make(chan struct{}, opts.Concurrency),
-		index: locationIndex{}, tables: map[string]*eventTable{}, subs: map[string]*subState{},
+		index: location.Index{}, tables: map[string]*eventTable{}, subs: map[string]*subState{},
 		pending: map[string]*pendingTable{}, wake: make(chan struct{}, 1), space: make(chan struct{}, 1),
 		locks: map[string]chan struct{}{},
 	}
@@ -370,7 +371,7 @@ func (e *Events) match(ev ObjectEvent) (string, []string, LogObject) {
 		return UnmatchedNotCommit, nil, o
 	}
 	e.mu.Lock()
-	names := append([]string(nil), e.index.lookup(o.Root)...)
+	names := append([]string(nil), e.index.Lookup(o.Root)...)
 	r := e.r
 	e.mu.Unlock()
 	var out []string

@@ -1,6 +1,10 @@
 package sync
 
-import "time"
+import (
+	"time"
+
+	"github.com/deltasync/deltasync/sync/location"
+)
 
 // This file is the seam between Events and the Reconciler: Reconcile calls
 // enter, readLog calls logRead. With Options.Events nil both do nothing, so
@@ -66,11 +70,11 @@ func (e *Events) logRead(name, loc string, reuse bool) (skip bool, fullRead func
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		et := e.table(name)
-		if root := CanonicalLocation(loc); root != et.root {
+		if root := location.Canonical(loc); root != et.root {
 			if et.root != "" {
-				e.index.remove(et.root, name)
+				e.index.Remove(et.root, name)
 			}
-			e.index.add(root, name)
+			e.index.Add(root, name)
 			et.root = root
 		}
 		et.loc, et.lastFull = loc, now

@@ -3,62 +3,9 @@ package sync
 import (
 	"slices"
 	"testing"
+
+	"github.com/deltasync/deltasync/sync/location"
 )
-
-func TestCanonicalLocation(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"s3://Lake-Prod/warehouse/sales/orders/", "s3://lake-prod/warehouse/sales/orders"},
-		{"s3a://lake-prod/warehouse//sales/orders", "s3://lake-prod/warehouse/sales/orders"},
-		{"s3n://lake-prod/warehouse/sales/orders?region=us-west-2", "s3://lake-prod/warehouse/sales/orders"},
-		{"s3://lake-prod/warehouse/sales/daily%20orders", "s3://lake-prod/warehouse/sales/daily orders"},
-		{"gs://lake-prod/t", "gs://lake-prod/t"},
-		{"gcs://lake-prod/t/", "gs://lake-prod/t"},
-		{"abfss://warehouse@lakeprod.dfs.core.windows.net/sales/orders", "az://lakeprod/warehouse/sales/orders"},
-		{"abfs://warehouse@LakeProd.dfs.core.windows.net/sales/orders/", "az://lakeprod/warehouse/sales/orders"},
-		{"wasbs://warehouse@lakeprod.blob.core.windows.net/sales/orders", "az://lakeprod/warehouse/sales/orders"},
-		{"azblob://warehouse/sales/orders", "az://*/warehouse/sales/orders"},
-		{"az://lakeprod/warehouse/sales/orders", "az://lakeprod/warehouse/sales/orders"},
-		{"file:///data/t/", "file:///data/t"},
-		{"/data/t", "file:///data/t"},
-		{"file:/data/my%20t", "file:///data/my t"},
-	}
-	for _, tt := range tests {
-		if got := CanonicalLocation(tt.in); got != tt.want {
-			t.Errorf("CanonicalLocation(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-		if again := CanonicalLocation(tt.want); again != tt.want {
-			t.Errorf("not idempotent: %q -> %q", tt.want, again)
-		}
-	}
-}
-
-// TestCanonicalObjectRootFixedPoint holds inputs fuzzing found where the
-// canonical form was not its own canonical form ("gs:// " became "gs:://").
-func TestCanonicalObjectRootFixedPoint(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"gs:// ", "gs:"},
-		{"gs:", "gs:"},
-		{"abfs://@", "az:"},
-		{"abfs://@/x", "az:///x"},
-		{"wasb://@a.b/", "az://a"},
-		{"s3://b/t?x/", "s3://b/t"},
-		{"s3://b/t%41", "s3://b/t%41"},
-	}
-	for _, tt := range tests {
-		got := canonicalObjectRoot(tt.in)
-		if got != tt.want {
-			t.Errorf("canonicalObjectRoot(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-		if again := canonicalObjectRoot(got); again != got {
-			t.Errorf("not a fixed point: %q -> %q -> %q", tt.in, got, again)
-		}
-	}
-	// A catalog location is a URL: it is decoded once, to the raw key an
-	// event names.
-	if got, want := CanonicalLocation("s3://b/w/t%2541"), canonicalObjectRoot("s3://b/w/t%41"); got != want {
-		t.Errorf("catalog location %q and event root %q do not match", got, want)
-	}
-}
 
 func TestLogObjectOf(t *testing.T) {
 	tests := []struct {
@@ -95,7 +42,7 @@ func TestLogObjectOf(t *testing.T) {
 // Each sample's object is found under the catalog location the table was
 // registered with, whichever spelling the catalog uses.
 func TestMatchSamplesToCatalogLocations(t *testing.T) {
-	ix := locationIndex{}
+	ix := location.Index{}
 	for loc, table := range map[string]string{
 		"s3a://lake-prod/warehouse/sales/daily%20orders/":                   "main.sales.daily_orders",
 		"s3://lake-prod/warehouse/sales/orders":                             "main.sales.orders",
@@ -105,7 +52,7 @@ func TestMatchSamplesToCatalogLocations(t *testing.T) {
 		"azblob://warehouse/sales/daily%20orders":                           "az.sales.daily_orders",
 		"abfss://warehouse@otheraccount.dfs.core.windows.net/sales/orders2": "az.other.orders",
 	} {
-		ix.add(CanonicalLocation(loc), table)
+		ix.Add(location.Canonical(loc), table)
 	}
 	tests := []struct {
 		sample, attrs string
@@ -133,15 +80,15 @@ func TestMatchSamplesToCatalogLocations(t *testing.T) {
 		if !ok || !o.Triggers() {
 			t.Fatalf("%s: %+v not a triggering log object", tt.sample, o)
 		}
-		if got := ix.lookup(o.Root); !slices.Equal(got, tt.want) {
+		if got := ix.Lookup(o.Root); !slices.Equal(got, tt.want) {
 			t.Errorf("%s: root %s -> %v, want %v", tt.sample, o.Root, got, tt.want)
 		}
 	}
-	if got := ix.lookup(CanonicalLocation("s3://lake-prod/warehouse/sales/unknown")); got != nil {
+	if got := ix.Lookup(location.Canonical("s3://lake-prod/warehouse/sales/unknown")); got != nil {
 		t.Errorf("unknown root matched %v", got)
 	}
-	ix.remove(CanonicalLocation("s3://lake-prod/warehouse/sales/orders"), "main.sales.orders")
-	if got := ix.lookup("s3://lake-prod/warehouse/sales/orders"); got != nil {
+	ix.Remove(location.Canonical("s3://lake-prod/warehouse/sales/orders"), "main.sales.orders")
+	if got := ix.Lookup("s3://lake-prod/warehouse/sales/orders"); got != nil {
 		t.Errorf("after remove: %v", got)
 	}
 }

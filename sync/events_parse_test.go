@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/deltasync/deltasync/sync/location"
 )
 
 // The samples in testdata/events follow the providers' documented message
@@ -207,7 +209,7 @@ func FuzzParseNotification(f *testing.F) {
 			if e.Store == "" || e.Key == "" || e.Format == "" {
 				t.Fatalf("event with empty store, key or format: %+v", e)
 			}
-			if o, ok := logObjectOf(e); ok && canonicalObjectRoot(o.Root) != o.Root {
+			if o, ok := logObjectOf(e); ok && location.ObjectRoot(o.Root) != o.Root {
 				t.Fatalf("root %q not canonical", o.Root)
 			}
 		}

@@ -8,60 +8,6 @@ import (
 	"testing"
 )
 
-// The Hadoop spellings Spark and Databricks write name the same places as
-// the plain ones, for the allow-list and for opening.
-func TestParseStorageLocationHadoopForms(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"file:/data/t", "file:///data/t"},
-		{"file:///data/t/", "file:///data/t"},
-		{"file://localhost/data//t", "file:///data/t"},
-		{"/data/t", "file:///data/t"},
-		{"s3a://Lake/w/t/", "s3://lake/w/t"},
-		{"s3n://lake/w/t", "s3://lake/w/t"},
-		{"s3://lake/w/t", "s3://lake/w/t"},
-		{"abfss://cont@acct01.dfs.core.windows.net/w/t", "abfss://cont@acct01.dfs.core.windows.net/w/t"},
-		{"abfs://cont@acct01.dfs.core.windows.net/w/t", "abfss://cont@acct01.dfs.core.windows.net/w/t"},
-		{"gs://b/t", "gs://b/t"},
-		{"azblob://c/t", "azblob://c/t"},
-	}
-	for _, tt := range tests {
-		l, err := ParseStorageLocation(tt.in)
-		if err != nil || l.String() != tt.want {
-			t.Errorf("ParseStorageLocation(%q) = %q, %v; want %q", tt.in, l, err, tt.want)
-		}
-		// The normalisation the diff uses agrees for the same-scheme forms.
-		if l.Scheme == "file" && NormalizeLocation(tt.in) != tt.want {
-			t.Errorf("NormalizeLocation(%q) = %q, want %q", tt.in, NormalizeLocation(tt.in), tt.want)
-		}
-	}
-}
-
-func TestParseStorageLocationRefuses(t *testing.T) {
-	for _, in := range []string{
-		"s3://bkt/t?endpoint=http://127.0.0.1:9&region=us-east-1&use_path_style=true",
-		"s3://bkt/t?",
-		"s3://bkt/t#frag",
-		"azblob://c/t?storage_account=evil&domain=evil.example",
-		"s3://bkt:9000/t",
-		"s3://user:pw@bkt/t",
-		"abfss://c@evil.example/t",
-		"abfss://c:pw@acct01.dfs.core.windows.net/t",
-		"file://evil.example/etc",
-		"file:etc",
-		"file:///data/../etc",
-		"s3://bkt/a/%2e%2e/b",
-		"http://127.0.0.1:9/t",
-		"mem://x/t",
-		"",
-		"s3://bkt/t\nx",
-		`file:///data\t`,
-	} {
-		if l, err := ParseStorageLocation(in); err == nil {
-			t.Errorf("ParseStorageLocation(%q) = %q, want an error", in, l)
-		}
-	}
-}
-
 func TestStoragePolicyResolve(t *testing.T) {
 	pol, err := NewStoragePolicy(
 		[]string{"s3://lake-prod/warehouse/**", "s3://lake-*/shared/*/t", "file:/srv/tables/**", "abfss://c@acct01.dfs.core.windows.net/**"},

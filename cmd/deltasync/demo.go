@@ -17,6 +17,7 @@ import (
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/location"
 )
 
 // newDemoCommand runs the whole loop on one machine with no outside service:
@@ -187,7 +188,7 @@ func (c *cli) demoSetup(ctx context.Context, dir, catalogURL string, keep bool) 
 	if err != nil {
 		return nil, err
 	}
-	locations := []string{"file://" + filepath.ToSlash(dir) + "/**", sync.NormalizeLocation(ti.StorageLocation)}
+	locations := []string{"file://" + filepath.ToSlash(dir) + "/**", location.Normalize(ti.StorageLocation)}
 	return &demoEnv{cat: cat, dir: dir, orders: ordersLog, customers: customersLog, locations: locations}, nil
 }
 

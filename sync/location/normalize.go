@@ -1,19 +1,19 @@
-package sync
+package location
 
 import (
 	"strings"
 	"unicode"
 )
 
-// NormalizeLocation spells a table location the way the server stores it:
+// Normalize spells a table location the way the server stores it:
 // trailing slashes stripped, repeated slashes after the scheme collapsed,
 // and local paths ("/data/t", "file:/data/t", "file:///data/t") as file:///….
-func NormalizeLocation(loc string) string {
+func Normalize(loc string) string {
 	n := normalizeLocation(loc)
 	// Whitespace before a trailing slash ("s3://b/k /") ends up last once
 	// the slash is dropped; normalise again so the result is a fixed point.
 	if t := strings.TrimRightFunc(n, unicode.IsSpace); t != n {
-		return NormalizeLocation(t)
+		return Normalize(t)
 	}
 	return n
 }

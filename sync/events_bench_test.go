@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/events"
 )
 
 // BenchmarkEventsCommitToSync measures commit → catalog in sync over 200
@@ -40,9 +41,9 @@ func BenchmarkEventsCommitToSync(b *testing.B) {
 	}
 }
 
-func commitToSync(b *testing.B, py string, events bool, tables, commits int) []time.Duration {
+func commitToSync(b *testing.B, py string, withEvents bool, tables, commits int) []time.Duration {
 	b.StopTimer()
-	rg := newEventRig(b, uctestEnv(b), func(o *sync.EventOptions) {
+	rg := newEventRig(b, uctestEnv(b), func(o *events.Options) {
 		o.Debounce = 100 * time.Millisecond
 		o.Concurrency = 4
 		o.Retry = sync.Backoff{Initial: 100 * time.Millisecond, Max: time.Second}
@@ -64,7 +65,7 @@ func commitToSync(b *testing.B, py string, events bool, tables, commits int) []t
 	rg.rec.Sync(ctx)
 	loopCtx, stop := context.WithCancel(ctx)
 	var loopDone stdsync.WaitGroup
-	if events {
+	if withEvents {
 		rg.run()
 	} else {
 		sched, _ := sync.ParseSchedule("@every 1m")
@@ -116,7 +117,7 @@ func commitToSync(b *testing.B, py string, events bool, tables, commits int) []t
 		mu.Lock()
 		waiting = append(waiting, pending{n, v, at})
 		mu.Unlock()
-		if events { // the store's notification for the new commit
+		if withEvents { // the store's notification for the new commit
 			rg.publish(s3Event("lake", fmt.Sprintf("w/%s/_delta_log/%020d.json", n, v), at))
 		}
 	}
@@ -140,14 +141,14 @@ func BenchmarkEventsIdleStorageRequests(b *testing.B) {
 	}
 }
 
-func idleRequests(b *testing.B, events bool, tables int) float64 {
+func idleRequests(b *testing.B, withEvents bool, tables int) float64 {
 	b.StopTimer()
 	var offset atomic.Int64
 	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
 	e := uctestEnv(b)
-	rg := newEventRig(b, e, func(o *sync.EventOptions) { o.Now = clock; o.ResyncInterval = time.Hour })
+	rg := newEventRig(b, e, func(o *events.Options) { o.Now = clock; o.ResyncInterval = time.Hour })
 	var rec *sync.Reconciler
-	if events {
+	if withEvents {
 		rec = rg.rec
 		rg.run()
 	} else {

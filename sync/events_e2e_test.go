@@ -14,7 +14,7 @@ import (
 	"github.com/deltasync/deltasync/sync"
 )
 
-// deltarsWriter is a running testdata/events/writer.py: a delta-rs writer
+// deltarsWriter is a running events/testdata/events/writer.py: a delta-rs writer
 // committing to the lake's S3 endpoint.
 type deltarsWriter struct {
 	t   testing.TB
@@ -24,7 +24,7 @@ type deltarsWriter struct {
 
 func startWriter(t testing.TB, py, endpoint string) *deltarsWriter {
 	t.Helper()
-	cmd := exec.Command(py, filepath.Join("testdata", "events", "writer.py"), endpoint)
+	cmd := exec.Command(py, filepath.Join("events", "testdata", "events", "writer.py"), endpoint)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"gocloud.dev/pubsub"
 	"gocloud.dev/pubsub/natspubsub"
 
-	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/events"
 )
 
 // startNATS runs an embedded NATS server on port (0: any) and returns it.
@@ -53,8 +53,8 @@ func TestEventsOverNATS(t *testing.T) {
 	serverURL := ns.ClientURL()
 	e := uctestEnv(t)
 	const subject = "minio.lake"
-	rg := newEventRig(t, e, func(o *sync.EventOptions) {
-		o.Sources = []sync.EventSource{{Name: "nats://" + subject, Open: func(context.Context) (*pubsub.Subscription, func(), error) {
+	rg := newEventRig(t, e, func(o *events.Options) {
+		o.Sources = []events.Source{{Name: "nats://" + subject, Open: func(context.Context) (*pubsub.Subscription, func(), error) {
 			// No client-side reconnects: a broker restart closes the
 			// connection, so the reconnect path under test is deltasync's.
 			nc, err := nats.Connect(serverURL, nats.MaxReconnects(0))

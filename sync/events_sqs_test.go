@@ -18,7 +18,7 @@ import (
 	"gocloud.dev/pubsub"
 	_ "gocloud.dev/pubsub/awssnssqs"
 
-	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/events"
 )
 
 // sqsQueue creates a fresh queue on the SQS-compatible server named by
@@ -93,9 +93,9 @@ func eventBridgeObjectCreated(bucket, key string) []byte {
 // returned to the queue (nack), redelivered and not lost.
 func TestEventsOverSQS(t *testing.T) {
 	client, queueURL, subURL := sqsQueue(t)
-	rg := newEventRig(t, uctestEnv(t), func(o *sync.EventOptions) {
+	rg := newEventRig(t, uctestEnv(t), func(o *events.Options) {
 		o.MaxWait = 300 * time.Millisecond
-		o.Sources = []sync.EventSource{{Name: subURL, Open: func(ctx context.Context) (*pubsub.Subscription, func(), error) {
+		o.Sources = []events.Source{{Name: subURL, Open: func(ctx context.Context) (*pubsub.Subscription, func(), error) {
 			sub, err := pubsub.OpenSubscription(ctx, subURL)
 			return sub, nil, err
 		}}}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/events"
 )
 
 // lake is an in-process S3 server (gofakes3) holding Delta tables under
@@ -143,14 +144,14 @@ type eventRig struct {
 	*env
 	lake    *lake
 	topic   *pubsub.Topic
-	events  *sync.Events
+	events  *events.Events
 	rec     *sync.Reconciler
 	reg     *prometheus.Registry
 	opened  atomic.Int64
 	openErr atomic.Pointer[error]
 }
 
-func newEventRig(t testing.TB, e *env, mutate func(*sync.EventOptions)) *eventRig {
+func newEventRig(t testing.TB, e *env, mutate func(*events.Options)) *eventRig {
 	t.Helper()
 	rg := &eventRig{env: e, lake: newLake(t), reg: prometheus.NewRegistry()}
 	topicURL := "mem://" + strings.ReplaceAll(t.Name(), "/", "_")
@@ -161,8 +162,8 @@ func newEventRig(t testing.TB, e *env, mutate func(*sync.EventOptions)) *eventRi
 	}
 	t.Cleanup(func() { _ = topic.Shutdown(context.Background()) })
 	rg.topic = topic
-	opts := sync.EventOptions{
-		Sources: []sync.EventSource{{Name: topicURL, Open: func(ctx context.Context) (*pubsub.Subscription, func(), error) {
+	opts := events.Options{
+		Sources: []events.Source{{Name: topicURL, Open: func(ctx context.Context) (*pubsub.Subscription, func(), error) {
 			if p := rg.openErr.Load(); p != nil && *p != nil {
 				return nil, nil, *p
 			}
@@ -176,18 +177,18 @@ func newEventRig(t testing.TB, e *env, mutate func(*sync.EventOptions)) *eventRi
 		MaxWait:   5 * time.Second,
 		// the daemon's default resync_interval; 0 would mean never skip
 		ResyncInterval: time.Hour,
-		Metrics:        sync.NewEventMetrics(rg.reg),
+		Metrics:        events.NewMetrics(rg.reg),
 	}
 	if mutate != nil {
 		mutate(&opts)
 	}
-	rg.events, err = sync.NewEvents(opts)
+	rg.events, err = events.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.allowLake(rg.lake)
 	rg.rec = e.reconciler([]sync.Rule{{Include: []string{e.catalog + "." + e.schema + ".*"}}}, func(o *sync.Options) {
-		o.Events = rg.events
+		o.Dirty = rg.events.Dirty()
 		o.Metrics = sync.NewMetrics(rg.reg, "test")
 	})
 	return rg
@@ -307,7 +308,7 @@ func TestEventsSyncACommitWithoutACycle(t *testing.T) {
 // A burst of commits costs one reconcile, duplicates and out-of-order events
 // change nothing, and the record ends at the newest version.
 func TestEventsBurstDuplicatesAndOutOfOrder(t *testing.T) {
-	rg := newEventRig(t, uctestEnv(t), func(o *sync.EventOptions) { o.Debounce = 300 * time.Millisecond })
+	rg := newEventRig(t, uctestEnv(t), func(o *events.Options) { o.Debounce = 300 * time.Millisecond })
 	rg.table("basic_partitioned", "t", 0)
 	rg.rec.Sync(context.Background())
 	rg.run()
@@ -417,7 +418,7 @@ func TestEventsSubscriptionReconnects(t *testing.T) {
 func TestEventsLetCyclesSkipIdleTables(t *testing.T) {
 	var clock atomic.Int64 // offset added to the real clock
 	tick := func() time.Time { return time.Now().Add(time.Duration(clock.Load())) }
-	rg := newEventRig(t, uctestEnv(t), func(o *sync.EventOptions) {
+	rg := newEventRig(t, uctestEnv(t), func(o *events.Options) {
 		o.ResyncInterval = time.Hour
 		o.Now = tick
 	})

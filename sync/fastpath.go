@@ -69,7 +69,7 @@ func (r *Reconciler) unchanged(ctx context.Context, st *tableState, t Target) (R
 	}
 	// With events, a table no notification named since its last read is
 	// confirmed without even the LIST.
-	skip, fullRead := r.opts.Events.logRead(t.Name.String(), st.loc, true)
+	skip, fullRead := r.opts.Dirty.logRead(t.Name.String(), st.loc, true)
 	if !skip {
 		snap, how, err := st.table.Refresh(ctx, st.snap, deltalog.LoadOptions{})
 		if err != nil || how != deltalog.Unchanged {

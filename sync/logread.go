@@ -53,7 +53,7 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 	if err != nil {
 		return LogState{}, err // refused before any storage request
 	}
-	skip, fullRead := r.opts.Events.logRead(rec.Name.String(), loc, r.mayReuse(st, rec, openURL, fresh))
+	skip, fullRead := r.opts.Dirty.logRead(rec.Name.String(), loc, r.mayReuse(st, rec, openURL, fresh))
 	if skip {
 		return LogStateOf(st.snap, loc), nil
 	}
@@ -121,6 +121,24 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 	st.loc = loc
 	fullRead()
 	return log, nil
+}
+
+// mayReuse reports whether the table's previous snapshot could stand for
+// its log at rec without reopening it: same location (openURL is rec's
+// location as the storage policy resolved it), and for a managed table the
+// catalog's ratified version is the snapshot's.
+func (r *Reconciler) mayReuse(st *tableState, rec Record, openURL string, fresh bool) bool {
+	if fresh || st.snap == nil || st.table == nil || st.url != openURL {
+		return false
+	}
+	if r.opts.VendedCredentials && !r.opts.Now().Before(st.credsValid.Time()) {
+		return false
+	}
+	if rec.Managed() {
+		v := rec.Table.LatestTableVersion
+		return v != nil && *v == st.snap.Version
+	}
+	return true
 }
 
 // credentials fetches READ credentials for the table: the catalog client

@@ -51,7 +51,7 @@ type Result struct {
 // within Options.TableTimeout, and within Options.ShutdownDrain of ctx
 // being cancelled.
 func (r *Reconciler) Reconcile(ctx context.Context, t Target) Result {
-	defer r.opts.Events.enter(t)()
+	defer r.opts.Dirty.enter(t)()
 	ctx, cancel := tableContext(ctx, r.opts.TableTimeout, r.opts.ShutdownDrain)
 	defer cancel()
 	res := r.reconcile(ctx, t)

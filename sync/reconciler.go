@@ -57,10 +57,11 @@ type Options struct {
 	// the previous one before the first collection shrinks it. deltasync
 	// run sets it.
 	ReleaseMemory bool
-	// Events, when set, shares reconcile slots with event-driven sync and
-	// lets cycles skip the LIST of tables with no event since their last
-	// full read (see events_gate.go). Nil: every cycle reads every log.
-	Events *Events
+	// Dirty, when set, is filled by a source of work (sync/events): it
+	// shares reconcile slots with the source and lets cycles skip the LIST
+	// of tables nothing marked since their last full read (dirty.go). Nil:
+	// every cycle reads every log.
+	Dirty *Dirty
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 
@@ -136,6 +137,7 @@ func New(opts Options) (*Reconciler, error) {
 		l = zap.NewNop()
 	}
 	r := &Reconciler{opts: opts, log: l, tables: map[string]*tableState{}}
+	opts.Dirty.attach()
 	r.logOptions = append([]deltalog.Option(nil), opts.LogOptions...)
 	if opts.Metrics != nil {
 		// Built once: every open table keeps its options, and the
@@ -270,6 +272,19 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 		debug.FreeOSMemory()
 	}
 	return rep
+}
+
+// Tracked reports whether the reconciler tracks the table (it is selected
+// and owned by this shard as of the last cycle) and when a failing table
+// may be reconciled again (zero: now).
+func (r *Reconciler) Tracked(name string) (nextAttempt time.Time, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st, ok := r.tables[name]
+	if !ok {
+		return time.Time{}, false
+	}
+	return st.status.NextAttempt, true
 }
 
 func (st *tableState) nextAttempt(r *Reconciler) time.Time {

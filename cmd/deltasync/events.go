@@ -13,7 +13,7 @@ import (
 	"gocloud.dev/pubsub"
 	_ "gocloud.dev/pubsub/mempubsub" // mem:// (tests, demos)
 
-	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/events"
 )
 
 // eventsConfig is the `events:` section: storage notifications that make a
@@ -130,29 +130,29 @@ func (e *eventsConfig) validate() []error {
 
 // newEvents builds event-driven sync from the config (nil when no
 // subscription is configured).
-func (c *cli) newEvents(cfg config, a *app) (*sync.Events, error) {
+func (c *cli) newEvents(cfg config, a *app) (*events.Events, error) {
 	if cfg.Events == nil || len(cfg.Events.Subscriptions) == 0 {
 		return nil, nil
 	}
-	var sources []sync.EventSource
+	var sources []events.Source
 	for _, raw := range cfg.Events.Subscriptions {
 		u, open, err := parseEventURL(raw)
 		if err != nil {
 			return nil, err
 		}
-		sources = append(sources, sync.EventSource{
+		sources = append(sources, events.Source{
 			Name: redactURL(raw),
 			Open: func(ctx context.Context) (*pubsub.Subscription, func(), error) { return open(ctx, c, u) },
 		})
 	}
-	return sync.NewEvents(sync.EventOptions{
+	return events.New(events.Options{
 		Sources:        sources,
 		Debounce:       time.Duration(cfg.Events.Debounce),
 		QueueSize:      cfg.Events.QueueSize,
 		MaxWait:        time.Duration(cfg.Events.MaxWait),
 		Concurrency:    cfg.Concurrency,
 		ResyncInterval: time.Duration(cfg.ResyncInterval),
-		Metrics:        sync.NewEventMetrics(a.registry),
+		Metrics:        events.NewMetrics(a.registry),
 		Logger:         a.log,
 	})
 }

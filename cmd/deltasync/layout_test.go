@@ -35,6 +35,33 @@ func TestImportDirection(t *testing.T) {
 	}
 }
 
+// TestReconcileKnowsNoSource keeps the reconcile path free of its sources:
+// sync (the package, not its tests) imports nothing of sync/events, and
+// sync/location is a leaf that imports nothing of the module.
+func TestReconcileKnowsNoSource(t *testing.T) {
+	const mod = "github.com/deltasync/deltasync/"
+	for pkg, allowed := range map[string][]string{
+		"sync":          {mod + "sync", mod + "sync/location", mod + "deltalog", mod + "catalog", mod + "internal"},
+		"sync/location": {mod + "sync/location"},
+	} {
+		out, err := exec.Command("go", "list", "-deps", "../../"+pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if !strings.HasPrefix(dep, mod) {
+				continue
+			}
+			ok := slices.ContainsFunc(allowed, func(a string) bool {
+				return dep == a || a != mod+"sync" && strings.HasPrefix(dep, a+"/")
+			})
+			if !ok {
+				t.Errorf("%s imports %s", pkg, dep)
+			}
+		}
+	}
+}
+
 // TestBinaryLinksNoTestCode keeps the daemon small: the demo's in-memory
 // catalog (catalog/uctest) ships in it, but its spec validation
 // (catalog/uctest/spectest: kin-openapi, gorilla/mux) and package testing

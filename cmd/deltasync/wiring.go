@@ -23,6 +23,7 @@ import (
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/events"
 )
 
 // syncFlags are the flags shared by plan, once, run and check-config. Each
@@ -235,7 +236,7 @@ type app struct {
 	metrics  *sync.Metrics
 	client   *catalog.Client
 	rec      *sync.Reconciler
-	events   *sync.Events // nil unless run with events configured
+	events   *events.Events // nil unless run with events configured
 }
 
 // newApp wires the catalog client, metrics and reconciler.
@@ -287,7 +288,7 @@ func (c *cli) newApp(cfg config, dryRun bool) (*app, error) {
 		DryRun:            dryRun,
 		Logger:            a.log,
 		Metrics:           a.metrics,
-		Events:            a.events,
+		Dirty:             a.events.Dirty(),
 		ReleaseMemory:     c.daemon,
 	})
 	if err != nil {

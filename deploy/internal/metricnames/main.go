@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	dsync "github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/events"
 )
 
 // recorder is a prometheus.Registerer that keeps the collectors it is given.
@@ -32,7 +33,7 @@ var descRE = regexp.MustCompile(`fqName: "([^"]+)".*variableLabels: \{([^}]*)\}`
 func main() {
 	rec := &recorder{}
 	dsync.NewMetrics(rec, "test")
-	dsync.NewEventMetrics(rec) // registered only when events are configured
+	events.NewMetrics(rec) // registered only when events are configured
 	ch := make(chan *prometheus.Desc, 64)
 	go func() {
 		for _, c := range rec.collectors {

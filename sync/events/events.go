@@ -1,4 +1,4 @@
-package sync
+package events
 
 import (
 	"context"
@@ -10,13 +10,12 @@ import (
 	"go.uber.org/zap"
 	"gocloud.dev/pubsub"
 
-	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/sync/location"
+	"github.com/deltasync/deltasync/sync"
 )
 
-// EventSource is one subscription of storage notifications. Open is called
+// Source is one subscription of storage notifications. Open is called
 // again, with backoff, whenever the subscription fails.
-type EventSource struct {
+type Source struct {
 	// Name identifies the subscription in logs, metrics and /readyz; it must
 	// not carry secrets (use a redacted URL).
 	Name string
@@ -25,9 +24,9 @@ type EventSource struct {
 	Open func(ctx context.Context) (sub *pubsub.Subscription, release func(), err error)
 }
 
-// EventOptions configures event-driven sync.
-type EventOptions struct {
-	Sources []EventSource
+// Options configures event-driven sync.
+type Options struct {
+	Sources []Source
 	// Debounce is how long a table waits after its first event for more,
 	// so a burst of commits costs one reconcile (default 250ms).
 	Debounce time.Duration
@@ -47,46 +46,39 @@ type EventOptions struct {
 	MaxWait time.Duration
 	// Retry spaces out reconciles of a table whose event's commit was not
 	// seen yet: Initial doubling up to Max (default 250ms .. 15s).
-	Retry Backoff
+	Retry sync.Backoff
 	// Reconnect spaces out attempts to reopen a failed subscription
 	// (default 1s .. 1m).
-	Reconnect Backoff
-	Metrics   *EventMetrics
+	Reconnect sync.Backoff
+	Metrics   *Metrics
 	Logger    *zap.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
 
 // Events turns storage notifications into reconciles of the tables they
-// name, and tells cron cycles which tables' logs need no LIST. Create it
-// with NewEvents, pass it in Options.Events, and Run it beside the cron loop.
+// name, and marks them in its sync.Dirty, which tells cron cycles which
+// tables' logs need no LIST. Create it with New, pass its Dirty in
+// sync.Options.Dirty, and Run it beside the cron loop.
 type Events struct {
-	opts EventOptions
-	log  *zap.Logger
-
-	slots chan struct{} // reconcile slots shared with cron cycles
+	opts  Options
+	log   *zap.Logger
+	dirty *sync.Dirty
 
 	mu      stdsync.Mutex
-	seq     uint64 // increases with every event and every read start
-	index   location.Index
-	tables  map[string]*eventTable
 	subs    map[string]*subState
-	upSince time.Time // when every subscription was last (re)opened
 	pending map[string]*pendingTable
 	wake    chan struct{} // the scheduler has something to look at
 	space   chan struct{} // the queue has room again
-	locks   map[string]chan struct{}
-	r       *Reconciler
+	r       Reconciler
 }
 
-// eventTable is what Events knows about one table's log reads.
-type eventTable struct {
-	target   Target
-	loc      string // location of the last full read
-	root     string // its canonical form, in index
-	lastFull time.Time
-	readSeq  uint64 // seq when the last full read started
-	eventSeq uint64 // seq of the last event for the table
+// Reconciler is what Events needs of the reconciler (a *sync.Reconciler):
+// to reconcile a table, and whether it tracks one and when a failing one
+// may be tried again.
+type Reconciler interface {
+	Reconcile(ctx context.Context, t sync.Target) sync.Result
+	Tracked(name string) (nextAttempt time.Time, ok bool)
 }
 
 type subState struct {
@@ -113,14 +105,14 @@ type ackRef struct {
 	nack bool
 }
 
-// NewEvents checks opts and returns an Events.
-func NewEvents(opts EventOptions) (*Events, error) {
+// New checks opts and returns an Events.
+func New(opts Options) (*Events, error) {
 	if len(opts.Sources) == 0 {
-		return nil, errors.New("sync: EventOptions.Sources is empty")
+		return nil, errors.New("events: Options.Sources is empty")
 	}
 	for _, s := range opts.Sources {
 		if s.Open == nil || s.Name == "" {
-			return nil, errors.New("sync: every EventSource needs a Name and Open")
+			return nil, errors.New("events: every Source needs a Name and Open")
 		}
 	}
 	if opts.Debounce <= 0 {
@@ -136,10 +128,10 @@ func NewEvents(opts EventOptions) (*Events, error) {
 		opts.MaxWait = 2 * time.Minute
 	}
 	if opts.Retry.Initial <= 0 {
-		opts.Retry = Backoff{Initial: 250 * time.Millisecond, Max: 15 * time.Second}
+		opts.Retry = sync.Backoff{Initial: 250 * time.Millisecond, Max: 15 * time.Second}
 	}
 	if opts.Reconnect.Initial <= 0 {
-		opts.Reconnect = Backoff{Initial: time.Second, Max: time.Minute}
+		opts.Reconnect = sync.Backoff{Initial: time.Second, Max: time.Minute}
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -150,16 +142,26 @@ func NewEvents(opts EventOptions) (*Events, error) {
 	}
 	e := &Events{
 		opts: opts, log: l.With(zap.String("component", "events")),
-		slots: make(chan struct{}, opts.Concurrency),
-		index: location.Index{}, tables: map[string]*eventTable{}, subs: map[string]*subState{},
+		dirty: sync.NewDirty(sync.DirtyOptions{Concurrency: opts.Concurrency, ResyncInterval: opts.ResyncInterval,
+			Skipped: opts.Metrics.skippedRead, Now: opts.Now}),
+		subs:    map[string]*subState{},
 		pending: map[string]*pendingTable{}, wake: make(chan struct{}, 1), space: make(chan struct{}, 1),
-		locks: map[string]chan struct{}{},
 	}
 	for _, s := range opts.Sources {
 		e.subs[s.Name] = &subState{err: errors.New("not opened yet")}
+		e.dirty.SourceUp(s.Name, false)
 		opts.Metrics.subscription(s.Name, false, false)
 	}
 	return e, nil
+}
+
+// Dirty is the set of tables Events marks; pass it in sync.Options.Dirty
+// of the Reconciler given to Run. A nil *Events has none.
+func (e *Events) Dirty() *sync.Dirty {
+	if e == nil {
+		return nil
+	}
+	return e.dirty
 }
 
 // Ready returns nil when every subscription is open, else which are not.
@@ -178,9 +180,9 @@ func (e *Events) Ready() error {
 // Run listens to every source and reconciles the tables their events name
 // with r, until ctx is done. Messages are acknowledged only after their
 // tables' reconciles have seen the announced commit.
-func (e *Events) Run(ctx context.Context, r *Reconciler) error {
-	if r.opts.Events != e {
-		return errors.New("sync: Events.Run needs the Reconciler created with Options.Events set to it")
+func (e *Events) Run(ctx context.Context, r Reconciler) error {
+	if !e.dirty.Attached() {
+		return errors.New("events: Run needs the Reconciler created with sync.Options.Dirty set to Events.Dirty()")
 	}
 	e.mu.Lock()
 	e.r = r
@@ -204,7 +206,7 @@ func (e *Events) Run(ctx context.Context, r *Reconciler) error {
 }
 
 // listen keeps one subscription open and hands its messages to handle.
-func (e *Events) listen(ctx context.Context, src EventSource) {
+func (e *Events) listen(ctx context.Context, src Source) {
 	failures := 0
 	for ctx.Err() == nil {
 		sub, release, err := src.Open(ctx)
@@ -268,16 +270,12 @@ func (e *Events) waitForSpace(ctx context.Context) error {
 }
 
 func (e *Events) setSub(name string, up bool, err error) {
-	now := e.opts.Now()
 	e.mu.Lock()
 	st := e.subs[name]
-	was := st.up
 	st.up, st.err = up, err
-	if up && !was {
-		// Events may have been missed while it was down: no log read from
-		// before now may be trusted to be current.
-		e.upSince = now
-	}
+	// Events may have been missed while it was down: no log read from
+	// before it came back may be trusted to be current.
+	e.dirty.SourceUp(name, up)
 	e.mu.Unlock()
 	e.opts.Metrics.subscription(name, up, !up && err != nil)
 }
@@ -339,10 +337,7 @@ func (e *Events) handle(sub string, m *pubsub.Message) {
 	ref := &ackRef{m: m, left: len(want)}
 	e.mu.Lock()
 	for t, v := range want {
-		e.seq++
-		if et := e.tables[t]; et != nil {
-			et.eventSeq = e.seq
-		}
+		e.dirty.Mark(t)
 		p := e.pending[t]
 		if p == nil {
 			p = &pendingTable{due: now.Add(e.opts.Debounce), first: now, want: -1}
@@ -370,13 +365,13 @@ func (e *Events) match(ev ObjectEvent) (string, []string, LogObject) {
 	if !o.Triggers() {
 		return UnmatchedNotCommit, nil, o
 	}
+	names := e.dirty.Lookup(o.Root)
 	e.mu.Lock()
-	names := append([]string(nil), e.index.Lookup(o.Root)...)
 	r := e.r
 	e.mu.Unlock()
 	var out []string
 	for _, n := range names {
-		if r == nil || r.knows(n) {
+		if _, known := tracked(r, n); r == nil || known {
 			out = append(out, n)
 		}
 	}
@@ -384,6 +379,15 @@ func (e *Events) match(ev ObjectEvent) (string, []string, LogObject) {
 		return UnmatchedNoTable, nil, o
 	}
 	return "", out, o
+}
+
+// tracked asks r whether it tracks the table; a nil r (Run not started)
+// tracks nothing.
+func tracked(r Reconciler, name string) (time.Time, bool) {
+	if r == nil {
+		return time.Time{}, false
+	}
+	return r.Tracked(name)
 }
 
 func (e *Events) poke() {
@@ -442,23 +446,20 @@ func (e *Events) schedule(ctx context.Context, work chan<- string) {
 }
 
 // process reconciles one pending table and settles its messages.
-func (e *Events) process(ctx context.Context, r *Reconciler, name string) {
+func (e *Events) process(ctx context.Context, r Reconciler, name string) {
 	e.mu.Lock()
 	p := e.pending[name]
 	batch := *p
 	p.acks, p.times, p.want = nil, nil, -1
-	var target Target
-	if et := e.tables[name]; et != nil {
-		target = et.target // as the last cycle selected it (name and mode)
-	}
 	e.mu.Unlock()
-	if target.Name == (catalog.TableName{}) {
+	target, ok := e.dirty.Target(name) // as the last cycle selected it (name and mode)
+	if !ok {
 		// Never reconciled by a cycle, so its mode is unknown: leave it to
 		// the cron cycle rather than guess.
 		e.settle(name, batch, false, true)
 		return
 	}
-	if next := r.nextAttempt(name); next.After(e.opts.Now()) {
+	if next, _ := r.Tracked(name); next.After(e.opts.Now()) {
 		// The table is backing off after failures.
 		if e.opts.Now().Sub(batch.first) >= e.opts.MaxWait {
 			e.opts.Metrics.expired()
@@ -469,9 +470,9 @@ func (e *Events) process(ctx context.Context, r *Reconciler, name string) {
 		return
 	}
 	res := r.Reconcile(ctx, target)
-	seen := res.Outcome != OutcomeFailed &&
+	seen := res.Outcome != sync.OutcomeFailed &&
 		(batch.want < 0 || res.LogVersion != nil && *res.LogVersion >= batch.want)
-	if res.Outcome == OutcomeFlagged && res.LogVersion == nil {
+	if res.Outcome == sync.OutcomeFlagged && res.LogVersion == nil {
 		seen = true // the log cannot be read; another try will not change that
 	}
 	now := e.opts.Now()
@@ -486,7 +487,7 @@ func (e *Events) process(ctx context.Context, r *Reconciler, name string) {
 		e.settle(name, batch, false, true)
 	default:
 		next := now.Add(e.opts.Retry.Delay(batch.attempts + 1))
-		if na := r.nextAttempt(name); na.After(next) {
+		if na, _ := r.Tracked(name); na.After(next) {
 			next = na
 		}
 		batch.attempts++
@@ -521,16 +522,11 @@ func (e *Events) settle(name string, batch pendingTable, ok, nack bool) {
 			done = append(done, a)
 		}
 	}
-	if !ok {
-		// The log was not seen at the announced version: the next cron
-		// cycle must read it in full.
-		e.seq++
-		if et := e.tables[name]; et != nil {
-			et.eventSeq = e.seq
-		}
-	}
 	p := e.pending[name]
 	p.running = false
+	// Not seen at the announced version: the next cron cycle must read the
+	// log in full.
+	e.dirty.Settle(name, ok, len(p.acks) > 0)
 	if len(p.acks) == 0 {
 		delete(e.pending, name)
 	} else {

@@ -1,4 +1,4 @@
-package sync
+package events
 
 import (
 	"time"
@@ -6,10 +6,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// EventMetrics are the collectors of event-driven sync. They are registered
-// only when events are configured (NewEventMetrics), so the metrics of a
-// daemon without events do not change. A nil *EventMetrics records nothing.
-type EventMetrics struct {
+// Metrics are the collectors of event-driven sync. They are registered
+// only when events are configured (NewMetrics), so the metrics of a
+// daemon without events do not change. A nil *Metrics records nothing.
+type Metrics struct {
 	received     *prometheus.CounterVec
 	matched      prometheus.Counter
 	unmatched    *prometheus.CounterVec
@@ -31,10 +31,10 @@ const (
 	UnmatchedNoObject   = "no_object"     // a notification about no object (test, validation)
 )
 
-// NewEventMetrics creates the event collectors and registers them on reg.
-func NewEventMetrics(reg prometheus.Registerer) *EventMetrics {
+// NewMetrics creates the event collectors and registers them on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
 	const ns = "deltasync"
-	m := &EventMetrics{
+	m := &Metrics{
 		received: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "events_received_total",
 			Help: "Messages received from event subscriptions, by subscription."}, []string{"subscription"}),
 		matched: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "events_matched_total",
@@ -67,37 +67,37 @@ func NewEventMetrics(reg prometheus.Registerer) *EventMetrics {
 	return m
 }
 
-func (m *EventMetrics) receivedFrom(sub string) {
+func (m *Metrics) receivedFrom(sub string) {
 	if m != nil {
 		m.received.WithLabelValues(sub).Inc()
 	}
 }
 
-func (m *EventMetrics) matchedEvent() {
+func (m *Metrics) matchedEvent() {
 	if m != nil {
 		m.matched.Inc()
 	}
 }
 
-func (m *EventMetrics) unmatchedEvent(reason string) {
+func (m *Metrics) unmatchedEvent(reason string) {
 	if m != nil {
 		m.unmatched.WithLabelValues(reason).Inc()
 	}
 }
 
-func (m *EventMetrics) poisonMessage() {
+func (m *Metrics) poisonMessage() {
 	if m != nil {
 		m.poison.Inc()
 	}
 }
 
-func (m *EventMetrics) observeLag(d time.Duration) {
+func (m *Metrics) observeLag(d time.Duration) {
 	if m != nil {
 		m.lag.Observe(max(d, 0).Seconds())
 	}
 }
 
-func (m *EventMetrics) subscription(sub string, up bool, failed bool) {
+func (m *Metrics) subscription(sub string, up bool, failed bool) {
 	if m == nil {
 		return
 	}
@@ -113,19 +113,19 @@ func (m *EventMetrics) subscription(sub string, up bool, failed bool) {
 	}
 }
 
-func (m *EventMetrics) skippedRead() {
+func (m *Metrics) skippedRead() {
 	if m != nil {
 		m.readsSkipped.Inc()
 	}
 }
 
-func (m *EventMetrics) expired() {
+func (m *Metrics) expired() {
 	if m != nil {
 		m.gaveUp.Inc()
 	}
 }
 
-func (m *EventMetrics) pending(n int) {
+func (m *Metrics) pending(n int) {
 	if m != nil {
 		m.queued.Set(float64(n))
 	}

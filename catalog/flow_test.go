@@ -13,6 +13,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
+	"github.com/deltasync/deltasync/internal/testenv"
 )
 
 // runClientFlow drives the client through what deltasync does against any
@@ -141,15 +142,10 @@ func TestClientFlowUCTest(t *testing.T) {
 // TestClientFlowRealServer runs the same flow against the real Unity Catalog
 // server that .ci/setup-uc.sh starts (DELTASYNC_UC_URL).
 func TestClientFlowRealServer(t *testing.T) {
-	url := os.Getenv("DELTASYNC_UC_URL")
-	if url == "" {
-		// The real server is not published on Maven Central, so CI cannot
-		// install it: DELTASYNC_REQUIRE_UC (not _EXTERNAL) makes it mandatory.
-		if os.Getenv("DELTASYNC_REQUIRE_UC") == "1" {
-			t.Fatal("DELTASYNC_UC_URL is not set (no real Unity Catalog server; see .ci/setup-uc.sh)")
-		}
-		t.Skip("DELTASYNC_UC_URL not set: no real Unity Catalog server (see .ci/setup-uc.sh)")
-	}
+	// The real server is not published on Maven Central, so CI cannot
+	// install it: DELTASYNC_REQUIRE_UC (not _EXTERNAL) makes it mandatory.
+	url := testenv.Getenv(t, "DELTASYNC_UC_URL", testenv.UC,
+		"DELTASYNC_UC_URL not set: no real Unity Catalog server (see .ci/setup-uc.sh)")
 	var opts catalog.Options
 	opts.Version = "test"
 	if tok := os.Getenv("DELTASYNC_UC_TOKEN"); tok != "" {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/deltasync/deltasync/internal/redact"
 	"github.com/deltasync/deltasync/internal/testcorpus"
+	"github.com/deltasync/deltasync/internal/testenv"
 )
 
 // contractStores lists every backend of the storage contract.
@@ -42,18 +43,11 @@ var contractStores = []struct {
 	{"azure", azureStore},
 }
 
-// requireExternal reports whether tests must fail instead of skipping when
-// an outside tool is missing (CI sets DELTASYNC_REQUIRE_EXTERNAL=1).
-func requireExternal() bool { return os.Getenv("DELTASYNC_REQUIRE_EXTERNAL") == "1" }
-
 // skipOrFail skips the test with why, or fails it under
-// DELTASYNC_REQUIRE_EXTERNAL=1.
+// DELTASYNC_REQUIRE_EXTERNAL=1 (testenv.Missing).
 func skipOrFail(t testing.TB, why string) {
 	t.Helper()
-	if requireExternal() {
-		t.Fatal(why + " (DELTASYNC_REQUIRE_EXTERNAL=1)")
-	}
-	t.Skip(why)
+	testenv.Missing(t, testenv.External, why)
 }
 
 func openTable(t *testing.T, rawURL string, creds Credentials) *blob.Bucket {

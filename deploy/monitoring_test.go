@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/deltasync/deltasync/internal/testenv"
 )
 
 const (
@@ -123,14 +125,8 @@ func TestAlertRules(t *testing.T) {
 // .ci/setup-prometheus.sh), skipping without it unless CI requires it.
 func promtool(t *testing.T) string {
 	t.Helper()
-	p := os.Getenv("DELTASYNC_PROMTOOL")
-	if p == "" {
-		if os.Getenv("DELTASYNC_REQUIRE_EXTERNAL") == "1" {
-			t.Fatal("DELTASYNC_PROMTOOL not set; run via .ci/test.sh (bash .ci/setup-prometheus.sh start)")
-		}
-		t.Skip("DELTASYNC_PROMTOOL not set (eval \"$(bash .ci/setup-prometheus.sh start)\")")
-	}
-	return p
+	return testenv.Getenv(t, "DELTASYNC_PROMTOOL", testenv.External,
+		"DELTASYNC_PROMTOOL not set (eval \"$(bash .ci/setup-prometheus.sh start)\")")
 }
 
 func runPromtool(t *testing.T, tool, dir string, args ...string) {

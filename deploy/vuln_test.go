@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/deltasync/deltasync/internal/testenv"
 )
 
 // TestGovulncheck runs govulncheck (pinned; .ci/setup-govulncheck.sh) over
@@ -20,10 +22,7 @@ import (
 func TestGovulncheck(t *testing.T) {
 	bin, db := os.Getenv("DELTASYNC_GOVULNCHECK"), os.Getenv("DELTASYNC_VULNDB")
 	if bin == "" || db == "" {
-		if os.Getenv("DELTASYNC_REQUIRE_EXTERNAL") == "1" {
-			t.Fatal("DELTASYNC_GOVULNCHECK and DELTASYNC_VULNDB unset: run .ci/setup-govulncheck.sh start (DELTASYNC_REQUIRE_EXTERNAL=1)")
-		}
-		t.Skip("DELTASYNC_GOVULNCHECK and DELTASYNC_VULNDB unset (.ci/setup-govulncheck.sh start)")
+		testenv.Missing(t, testenv.External, "DELTASYNC_GOVULNCHECK and DELTASYNC_VULNDB unset (.ci/setup-govulncheck.sh start)")
 	}
 	if testing.Short() {
 		t.Skip("govulncheck takes minutes")

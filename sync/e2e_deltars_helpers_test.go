@@ -26,6 +26,7 @@ import (
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/internal/testenv"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/location"
 )
@@ -34,15 +35,8 @@ import (
 // installs.
 func deltarsPython(t *testing.T) string {
 	t.Helper()
-	py := os.Getenv("DELTASYNC_PYTHON")
-	if py == "" {
-		why := `DELTASYNC_PYTHON unset: needs a python with deltalake (eval "$(bash .ci/setup-python.sh start)")`
-		if os.Getenv("DELTASYNC_REQUIRE_EXTERNAL") == "1" {
-			t.Fatal(why)
-		}
-		t.Skip(why)
-	}
-	return py
+	return testenv.Getenv(t, "DELTASYNC_PYTHON", testenv.External,
+		`DELTASYNC_PYTHON unset: needs a python with deltalake (eval "$(bash .ci/setup-python.sh start)")`)
 }
 
 // evolve runs one evolve.py step (one delta-rs commit) on the table at dir.

@@ -16,6 +16,7 @@ import (
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/internal/testcorpus"
+	"github.com/deltasync/deltasync/internal/testenv"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -46,8 +47,8 @@ func newEnv(t *testing.T) *env {
 func realServerURL(t *testing.T) string {
 	t.Helper()
 	url := os.Getenv("DELTASYNC_UC_URL")
-	if url == "" && os.Getenv("DELTASYNC_REQUIRE_UC") == "1" {
-		t.Fatal("DELTASYNC_UC_URL is not set but DELTASYNC_REQUIRE_UC=1: this test must run against the real Unity Catalog server (.ci/setup-uc.sh)")
+	if url == "" {
+		testenv.Fallback(t, testenv.UC, "DELTASYNC_UC_URL is not set: this test must run against the real Unity Catalog server (.ci/setup-uc.sh)")
 	}
 	return url
 }

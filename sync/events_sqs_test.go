@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"gocloud.dev/pubsub"
 	_ "gocloud.dev/pubsub/awssnssqs"
 
+	"github.com/deltasync/deltasync/internal/testenv"
 	"github.com/deltasync/deltasync/sync/events"
 )
 
@@ -27,13 +27,8 @@ import (
 // subscription URL the daemon would be configured with.
 func sqsQueue(t *testing.T) (*sqs.Client, string, string) {
 	t.Helper()
-	endpoint := os.Getenv("DELTASYNC_SQS_ENDPOINT")
-	if endpoint == "" {
-		if os.Getenv("DELTASYNC_REQUIRE_EXTERNAL") == "1" {
-			t.Fatal("DELTASYNC_SQS_ENDPOINT is not set: run .ci/setup-elasticmq.sh start")
-		}
-		t.Skip("DELTASYNC_SQS_ENDPOINT is not set (eval \"$(.ci/setup-elasticmq.sh start)\")")
-	}
+	endpoint := testenv.Getenv(t, "DELTASYNC_SQS_ENDPOINT", testenv.External,
+		"DELTASYNC_SQS_ENDPOINT is not set (eval \"$(.ci/setup-elasticmq.sh start)\")")
 	t.Setenv("AWS_ACCESS_KEY_ID", "x")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
 	client := sqs.New(sqs.Options{

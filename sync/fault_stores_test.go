@@ -21,6 +21,7 @@ import (
 
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/internal/testcorpus"
+	"github.com/deltasync/deltasync/internal/testenv"
 )
 
 // mirrorStore is a remote store plus a local mirror of every object: the
@@ -108,11 +109,7 @@ func azureRigStore(rg *faultRig) store {
 	svcURL := os.Getenv("DELTASYNC_AZURITE_URL")
 	account, key := os.Getenv("DELTASYNC_AZURITE_ACCOUNT"), os.Getenv("DELTASYNC_AZURITE_KEY")
 	if svcURL == "" || account == "" || key == "" {
-		why := "Azurite not running: DELTASYNC_AZURITE_URL/_ACCOUNT/_KEY unset (run .ci/setup-azurite.sh start)"
-		if os.Getenv("DELTASYNC_REQUIRE_EXTERNAL") == "1" {
-			t.Fatal(why)
-		}
-		t.Skip(why)
+		testenv.Missing(t, testenv.External, "Azurite not running: DELTASYNC_AZURITE_URL/_ACCOUNT/_KEY unset (run .ci/setup-azurite.sh start)")
 	}
 	ctx := context.Background()
 	cred, err := azblob.NewSharedKeyCredential(account, key)
@@ -188,6 +185,7 @@ func azureRigStore(rg *faultRig) store {
 // that a log clean-up deletes between deltasync's GET of the pointer and
 // its LIST; the writer then writes it again, and it is deleted again.
 func TestFaultsStorageCheckpointVacuum(t *testing.T) {
+	testenv.Suite(t)
 	rg := newFaultRig(t, s3RigStore)
 	rg.addStatic("cp", "checkpoint")
 	const cpKey = "cp/_delta_log/00000000000000000010.checkpoint.parquet"
@@ -218,6 +216,7 @@ func TestFaultsStorageCheckpointVacuum(t *testing.T) {
 // TestFaultsStorageAzureGCS puts Azurite and fake-gcs-server behind the
 // proxies: latency with jitter, then a reset burst.
 func TestFaultsStorageAzureGCS(t *testing.T) {
+	testenv.Suite(t)
 	for _, c := range []struct {
 		name string
 		mk   rigStore

@@ -23,6 +23,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/internal/testenv"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -62,8 +63,8 @@ type faultRig struct {
 // when DELTASYNC_UC_URL is set, else "" (uctest).
 func ucBase(t *testing.T) string {
 	base := os.Getenv("DELTASYNC_UC_URL")
-	if base == "" && os.Getenv("DELTASYNC_REQUIRE_UC") == "1" {
-		t.Fatal("DELTASYNC_UC_URL unset but DELTASYNC_REQUIRE_UC=1")
+	if base == "" {
+		testenv.Fallback(t, testenv.UC, "DELTASYNC_UC_URL unset")
 	}
 	return base
 }
@@ -296,6 +297,7 @@ func toxic(t *testing.T, p *toxiclient.Proxy, typ, stream string, toxicity float
 // Toxiproxy: latency with jitter, a bandwidth limit, connections reset
 // mid-request and mid-response, and stalled connections (timeouts).
 func TestFaultsCatalogTCP(t *testing.T) {
+	testenv.Suite(t)
 	cases := []struct {
 		name     string
 		typ      string
@@ -324,6 +326,7 @@ func TestFaultsCatalogTCP(t *testing.T) {
 // cannot know whether the update happened. The identical resend carries the
 // old etag and is refused; the reload then finds the table in sync.
 func TestFaultsUnknownOutcome(t *testing.T) {
+	testenv.Suite(t)
 	rg := newFaultRig(t, fileRigStore)
 	var armed atomic.Bool
 	var cut atomic.Int64
@@ -373,6 +376,7 @@ func TestFaultsUnknownOutcome(t *testing.T) {
 // 429 with Retry-After, and 200 answers with a truncated body (on reads,
 // and on updateTable, where the update was applied).
 func TestFaultsCatalogHTTP(t *testing.T) {
+	testenv.Suite(t)
 	cases := []struct {
 		name  string
 		fault httpFault
@@ -462,6 +466,7 @@ func (s *s3Store) direct(table string) string { return "s3://lake/" + table + s3
 // through Toxiproxy (latency, throttled reads, resets) and the fault proxy
 // (a 503 SlowDown burst, a commit landing between LIST and GET).
 func TestFaultsStorageS3(t *testing.T) {
+	testenv.Suite(t)
 	slowDown := httpFault{Status: 503, Body: `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`}
 	t.Run("latency", func(t *testing.T) {
 		rg := newFaultRig(t, s3RigStore)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/internal/testenv"
 )
 
 // overloadTables is how many tables the overload test keeps.
@@ -32,9 +33,7 @@ const overloadTables = 12
 // period, and after the slow spell a restarted daemon brings every table
 // in sync.
 func TestOverloadSlowCatalog(t *testing.T) {
-	if testing.Short() {
-		t.Skip("overload: not in -short")
-	}
+	testenv.Suite(t)
 	bin := filepath.Join(t.TempDir(), "deltasync")
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/deltasync").CombinedOutput(); err != nil {
 		t.Fatalf("go build ../cmd/deltasync: %v\n%s", err, out)

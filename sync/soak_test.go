@@ -22,6 +22,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/internal/testenv"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -148,9 +149,7 @@ func soakAudit(before, after map[string]string) []string {
 // Kills: 20 by default, 200 with DELTASYNC_SOAK_LONG=1, or
 // DELTASYNC_SOAK_KILLS=n.
 func TestSoakKill9(t *testing.T) {
-	if testing.Short() {
-		t.Skip("soak: not in -short")
-	}
+	testenv.Suite(t)
 	py := deltarsPython(t)
 	kills := 20
 	if os.Getenv("DELTASYNC_SOAK_LONG") == "1" {

@@ -7,9 +7,11 @@ import (
 
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
+	"github.com/deltasync/deltasync/internal/testenv"
 )
 
 func TestContractUCTest(t *testing.T) {
+	spectest.RequireDefaultSpec(t)
 	srv := spectest.NewServer()
 	defer srv.Close()
 	Run(t, srv.URL(), WithViolationHeader(uctest.ExpectViolationHeader))
@@ -31,14 +33,9 @@ func TestContractUCTest(t *testing.T) {
 }
 
 func TestContractRealServer(t *testing.T) {
-	url := os.Getenv("DELTASYNC_UC_URL")
-	if url == "" {
-		// The real server is not published on Maven Central, so CI cannot
-		// install it: DELTASYNC_REQUIRE_UC (not _EXTERNAL) makes it mandatory.
-		if os.Getenv("DELTASYNC_REQUIRE_UC") == "1" {
-			t.Fatal("DELTASYNC_UC_URL is not set (start a server with `make uc-up` or .ci/setup-uc.sh)")
-		}
-		t.Skip("DELTASYNC_UC_URL is not set; `make uc-up` starts a real Unity Catalog server")
-	}
+	// The real server is not published on Maven Central, so CI cannot
+	// install it: DELTASYNC_REQUIRE_UC (not _EXTERNAL) makes it mandatory.
+	url := testenv.Getenv(t, "DELTASYNC_UC_URL", testenv.UC,
+		"DELTASYNC_UC_URL is not set; `make uc-up` starts a real Unity Catalog server")
 	Run(t, url, WithToken(os.Getenv("DELTASYNC_UC_TOKEN")))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
+	"github.com/deltasync/deltasync/internal/testenv"
 )
 
 // probe is one raw request sent to both servers. Placeholders: {c} catalog,
@@ -27,13 +28,9 @@ type probe struct {
 // error type (Delta) or error_code (classic) of every answer. Messages are
 // not compared: for malformed JSON the server quotes its parser.
 func TestDifferential(t *testing.T) {
-	url := os.Getenv("DELTASYNC_UC_URL")
-	if url == "" {
-		if os.Getenv("DELTASYNC_REQUIRE_UC") == "1" {
-			t.Fatal("DELTASYNC_UC_URL is not set but DELTASYNC_REQUIRE_UC=1 (start a server with `make uc-up` or .ci/setup-uc.sh)")
-		}
-		t.Skip("DELTASYNC_UC_URL is not set; nothing to compare uctest with")
-	}
+	url := testenv.Getenv(t, "DELTASYNC_UC_URL", testenv.UC,
+		"DELTASYNC_UC_URL is not set; nothing to compare uctest with (start a server with `make uc-up` or .ci/setup-uc.sh)")
+	spectest.RequireDefaultSpec(t)
 	srv := spectest.NewServer()
 	defer srv.Close()
 	envs := []*diffEnv{newDiffEnv(t, url, os.Getenv("DELTASYNC_UC_TOKEN")), newDiffEnv(t, srv.URL(), "")}

@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/internal/testenv"
 )
 
 // TestDemo runs the README's first command in-process: it must finish with
@@ -53,14 +53,8 @@ func TestDemoAgainstRealServer(t *testing.T) {
 // when DELTASYNC_REQUIRE_UC=1 (CI).
 func realServerURL(t *testing.T) string {
 	t.Helper()
-	url := os.Getenv("DELTASYNC_UC_URL")
-	if url == "" {
-		if os.Getenv("DELTASYNC_REQUIRE_UC") == "1" {
-			t.Fatal("DELTASYNC_UC_URL is not set but DELTASYNC_REQUIRE_UC=1 (see .ci/setup-uc.sh)")
-		}
-		t.Skip("DELTASYNC_UC_URL not set: no real Unity Catalog server (`make uc-up` starts one)")
-	}
-	return url
+	return testenv.Getenv(t, "DELTASYNC_UC_URL", testenv.UC,
+		"DELTASYNC_UC_URL not set: no real Unity Catalog server (`make uc-up` starts one)")
 }
 
 func runDemo(t *testing.T, args ...string) string {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deltasync/deltasync/internal/testenv"
 )
 
 // TestFirstHour runs .ci/first-hour.sh: a newcomer's first hour from a
@@ -18,15 +20,10 @@ import (
 // -short, and when git, make or curl is missing (a failure under
 // DELTASYNC_REQUIRE_EXTERNAL=1).
 func TestFirstHour(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: the first-hour replay builds the binary")
-	}
+	testenv.Suite(t) // the first-hour replay builds the binary
 	for _, tool := range []string{"git", "make", "curl", "go", "bash"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("DELTASYNC_REQUIRE_EXTERNAL") == "1" {
-				t.Fatalf("%s not found (DELTASYNC_REQUIRE_EXTERNAL=1)", tool)
-			}
-			t.Skipf("%s not found", tool)
+			testenv.Missing(t, testenv.External, tool+" not found")
 		}
 	}
 	root, err := filepath.Abs(filepath.Join("..", ".."))

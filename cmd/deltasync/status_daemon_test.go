@@ -20,6 +20,7 @@ import (
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/internal/testcorpus"
+	"github.com/deltasync/deltasync/internal/testenv"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -35,11 +36,7 @@ func externalTool(t *testing.T, env, setup string) string {
 	t.Helper()
 	p := os.Getenv(env)
 	if p == "" {
-		msg := fmt.Sprintf("%s is not set: run `eval \"$(bash .ci/%s start)\"` first", env, setup)
-		if os.Getenv("DELTASYNC_REQUIRE_EXTERNAL") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.Missing(t, testenv.External, fmt.Sprintf("%s is not set: run `eval \"$(bash .ci/%s start)\"` first", env, setup))
 	}
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("%s=%s: %v", env, p, err)

@@ -95,7 +95,7 @@ func DefaultSpecDir() (string, error) {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			spec := filepath.Join(dir, "..", "shared", "spec")
 			if _, err := os.Stat(filepath.Join(spec, "delta.yaml")); err != nil {
-				return "", fmt.Errorf("spectest: no API definitions at %s (module root %s): %w", spec, dir, err)
+				return "", fmt.Errorf("spectest: no API definitions at %s (module root %s; check out the shared reference material next to the repository): %w", spec, dir, err)
 			}
 			return spec, nil
 		}

@@ -38,12 +38,35 @@ func NewServer(opts ...uctest.Option) *uctest.Server {
 	return uctest.NewServer(append([]uctest.Option{withDefaultSpec()}, opts...)...)
 }
 
+// RequireDefaultSpec fails t with a clear message when the default API
+// definitions (../shared/spec) are missing, before NewServer would panic.
+func RequireDefaultSpec(t testing.TB) {
+	t.Helper()
+	if _, err := DefaultSpecDir(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newServer is NewServer returning its panic (definitions that cannot be
+// loaded) as an error.
+func newServer(opts ...uctest.Option) (s *uctest.Server, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return NewServer(opts...), nil
+}
+
 // NewForTest starts a server for t (validating as NewServer does), closes it
 // in t.Cleanup and fails t if any request or response broke the API
 // definitions.
 func NewForTest(t testing.TB, opts ...uctest.Option) *uctest.Server {
 	t.Helper()
-	s := NewServer(opts...)
+	s, err := newServer(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		s.Close()
 		if v := s.Violations(); len(v) > 0 {

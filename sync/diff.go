@@ -178,9 +178,9 @@ type VersionChange struct {
 }
 
 // Kinds lists the kinds of difference in a fixed order.
-func (p Plan) Kinds() []Kind {
-	var k []Kind
-	add := func(ok bool, kind Kind) {
+func (p Plan) Kinds() []DriftKind {
+	var k []DriftKind
+	add := func(ok bool, kind DriftKind) {
 		if ok {
 			k = append(k, kind)
 		}

@@ -70,23 +70,23 @@ func TestDiffDrift(t *testing.T) {
 		name    string
 		mutate  func(*Record)
 		opts    DiffOptions
-		kinds   []Kind
+		kinds   []DriftKind
 		actions []string
 	}{
 		{"comment", func(r *Record) { r.Comment = "" }, DiffOptions{},
-			[]Kind{KindComment}, []string{"set-table-comment", "update-metadata-snapshot-version"}},
+			[]DriftKind{KindComment}, []string{"set-table-comment", "update-metadata-snapshot-version"}},
 		{"column added in log", func(r *Record) { r.Table.Metadata.Columns.Fields = r.Table.Metadata.Columns.Fields[:2] },
-			DiffOptions{}, []Kind{KindSchema}, []string{"set-columns", "update-metadata-snapshot-version"}},
+			DiffOptions{}, []DriftKind{KindSchema}, []string{"set-columns", "update-metadata-snapshot-version"}},
 		{"nullability", func(r *Record) { r.Table.Metadata.Columns.Fields[1].Nullable = false },
-			DiffOptions{}, []Kind{KindSchema}, []string{"set-columns", "update-metadata-snapshot-version"}},
+			DiffOptions{}, []DriftKind{KindSchema}, []string{"set-columns", "update-metadata-snapshot-version"}},
 		{"field metadata", func(r *Record) { r.Table.Metadata.Columns.Fields[0].Metadata = map[string]any{} },
-			DiffOptions{}, []Kind{KindSchema}, []string{"set-columns", "update-metadata-snapshot-version"}},
+			DiffOptions{}, []DriftKind{KindSchema}, []string{"set-columns", "update-metadata-snapshot-version"}},
 		{"partitioning", func(r *Record) { r.Table.Metadata.PartitionColumns = nil }, DiffOptions{},
-			[]Kind{KindPartitioning}, []string{"set-partition-columns", "update-metadata-snapshot-version"}},
+			[]DriftKind{KindPartitioning}, []string{"set-partition-columns", "update-metadata-snapshot-version"}},
 		{"property changed and extra", func(r *Record) {
 			r.Table.Metadata.Properties["owner.team"] = "hr"
 			r.Table.Metadata.Properties["stale"] = "x"
-		}, DiffOptions{}, []Kind{KindProperties},
+		}, DiffOptions{}, []DriftKind{KindProperties},
 			[]string{"set-properties", "remove-properties", "update-metadata-snapshot-version"}},
 		{"ignored property", func(r *Record) { r.Table.Metadata.Properties["spark.sql.x"] = "1" },
 			DiffOptions{IgnoreProperties: []string{"spark.*"}}, nil, nil},
@@ -95,21 +95,21 @@ func TestDiffDrift(t *testing.T) {
 			r.Table.Metadata.Properties["delta.lastCommitTimestamp"] = "1"
 		}, DiffOptions{}, nil, nil},
 		{"protocol feature missing", func(r *Record) { delete(r.Table.Metadata.Properties, "delta.feature.appendOnly") },
-			DiffOptions{}, []Kind{KindProtocol}, []string{"set-protocol", "update-metadata-snapshot-version"}},
+			DiffOptions{}, []DriftKind{KindProtocol}, []string{"set-protocol", "update-metadata-snapshot-version"}},
 		{"protocol version", func(r *Record) { r.Table.Metadata.Properties["delta.minReaderVersion"] = "2" },
-			DiffOptions{}, []Kind{KindProtocol}, []string{"set-protocol", "update-metadata-snapshot-version"}},
+			DiffOptions{}, []DriftKind{KindProtocol}, []string{"set-protocol", "update-metadata-snapshot-version"}},
 		{"clustering gone from catalog", func(r *Record) { delete(r.Table.Metadata.Properties, "clusteringColumns") },
-			DiffOptions{}, []Kind{KindClustering}, []string{"set-domain-metadata", "update-metadata-snapshot-version"}},
+			DiffOptions{}, []DriftKind{KindClustering}, []string{"set-domain-metadata", "update-metadata-snapshot-version"}},
 		{"clustering via spec key", func(r *Record) {
 			delete(r.Table.Metadata.Properties, "clusteringColumns")
 			r.Table.Metadata.Properties["delta.clusteringColumns"] = `[["col-1"]]`
 		}, DiffOptions{}, nil, nil},
 		{"location", func(r *Record) { r.Table.Metadata.Location = "s3://b/orders" }, DiffOptions{},
-			[]Kind{KindLocation}, []string{"update-metadata-snapshot-version"}},
+			[]DriftKind{KindLocation}, []string{"update-metadata-snapshot-version"}},
 		{"watermark behind", func(r *Record) { r.Table.Metadata.LastCommitVersion = v(3) }, DiffOptions{},
-			[]Kind{KindVersion}, []string{"update-metadata-snapshot-version"}},
+			[]DriftKind{KindVersion}, []string{"update-metadata-snapshot-version"}},
 		{"watermark absent", func(r *Record) { r.Table.Metadata.LastCommitVersion = nil }, DiffOptions{},
-			[]Kind{KindVersion}, []string{"update-metadata-snapshot-version"}},
+			[]DriftKind{KindVersion}, []string{"update-metadata-snapshot-version"}},
 		{"managed: no watermark compare", func(r *Record) {
 			r.Table.Metadata.TableType = "MANAGED"
 			r.Table.Metadata.LastCommitVersion = v(0)

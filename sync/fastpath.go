@@ -22,28 +22,28 @@ import (
 // catalog shows in the next listing. Until is when the table must be fully
 // re-read anyway (Options.ResyncInterval), so nothing hides behind this.
 type verified struct {
-	until     moment // zero: not verified
-	updatedAt int64  // the listing's updated_at the verdict holds for
-	tableID   string // the listing's table_id
-	listedLoc string // the listing's storage_location, as spelled
-	version   int64  // log version found in sync
+	until     compactTime // zero: not verified
+	updatedAt int64       // the listing's updated_at the verdict holds for
+	tableID   string      // the listing's table_id
+	listedLoc string      // the listing's storage_location, as spelled
+	version   int64       // log version found in sync
 	mode      Mode
 	typ       string
 }
 
-// moment is a point in time kept in 8 bytes (Unix nanoseconds, 0 for the
+// compactTime is a point in time kept in 8 bytes (Unix nanoseconds, 0 for the
 // zero time) where a field of every table's state would take time.Time's 24.
-type moment int64
+type compactTime int64
 
-func momentOf(t time.Time) moment {
+func compactTimeOf(t time.Time) compactTime {
 	if t.IsZero() {
 		return 0
 	}
-	return moment(t.UnixNano())
+	return compactTime(t.UnixNano())
 }
 
 // Time returns m as a time.Time (the zero time for 0).
-func (m moment) Time() time.Time {
+func (m compactTime) Time() time.Time {
 	if m == 0 {
 		return time.Time{}
 	}
@@ -51,12 +51,12 @@ func (m moment) Time() time.Time {
 }
 
 // IsZero reports whether m is the zero time.
-func (m moment) IsZero() bool { return m == 0 }
+func (m compactTime) IsZero() bool { return m == 0 }
 
-// unchanged is the fast path of Reconcile: it confirms an EXTERNAL table
+// fastPath is the fast path of Reconcile: it confirms an EXTERNAL table
 // that was verified in sync and whose listed record did not change, with one
 // LIST of its log. ok is false when the full reconcile must run.
-func (r *Reconciler) unchanged(ctx context.Context, st *tableState, t Target) (Result, bool) {
+func (r *Reconciler) fastPath(ctx context.Context, st *tableState, t Target) (Result, bool) {
 	v := &st.verified
 	l := t.Listed
 	if l == nil || l.UpdatedAt == 0 || v.until.IsZero() || !r.opts.Now().Before(v.until.Time()) ||
@@ -124,9 +124,9 @@ func (r *Reconciler) remember(st *tableState, t Target, res *Result, before, aft
 	}
 	// Kept for every table between cycles: the listed location is mostly
 	// the catalog's location the state already holds.
-	listedLoc := sameOr(st.loc, t.Listed.StorageLocation)
+	listedLoc := reuseIfSame(st.loc, t.Listed.StorageLocation)
 	st.verified = verified{
-		until:     momentOf(r.opts.Now().Add(resync)),
+		until:     compactTimeOf(r.opts.Now().Add(resync)),
 		updatedAt: updatedAt, tableID: t.Listed.TableID, listedLoc: listedLoc,
 		version: *res.LogVersion, mode: t.Mode, typ: tableType(res.Type),
 	}

@@ -69,7 +69,7 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 		opts = append(opts, deltalog.WithCredentials(creds.Credentials))
 		st.credsValid = 0
 		if !creds.Expiration.IsZero() {
-			st.credsValid = momentOf(creds.Expiration.Add(-credentialMargin))
+			st.credsValid = compactTimeOf(creds.Expiration.Add(-credentialMargin))
 		}
 		reopen = true
 	}

@@ -104,7 +104,7 @@ func TestMetricsHandlerMatchesGather(t *testing.T) {
 	v := int64(9)
 	for _, name := range []string{`main.s."quoted"`, `main.s.back\slash`, "main.s.new\nline", "main.s.\xff"} {
 		m.recordTable(TableStatus{Table: name, Type: "EXTER\"NAL", Mode: ModeWarn, Status: StatusOutOfSync,
-			Drift: []Kind{KindLocation, KindComment, KindSchema}, LogVersion: &v, OutOfSyncCycles: 2, LastSync: time.Unix(1e9, 5e8)})
+			Drift: []DriftKind{KindLocation, KindComment, KindSchema}, LogVersion: &v, OutOfSyncCycles: 2, LastSync: time.Unix(1e9, 5e8)})
 	}
 	want := encodeGather(t, reg)
 	_, body = scrape(t, h, nil)

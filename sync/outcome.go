@@ -7,7 +7,7 @@ import (
 
 // This file holds the words a reconcile is reported in: what it did
 // (Outcome), where the table stands (Status), why it failed or was flagged
-// (ErrorReason and the reason phrases), and the kinds of drift (Kind).
+// (ErrorReason and the reason phrases), and the kinds of drift (DriftKind).
 // Metrics labels, the status page and the plan/once reports all use them.
 
 // Outcome is what a reconcile did to one table.
@@ -47,26 +47,26 @@ const (
 	ReasonLocation ErrorReason = "location"
 )
 
-// Kind is one kind of difference between the log and the catalog.
-type Kind string
+// DriftKind is one kind of difference between the log and the catalog.
+type DriftKind string
 
 // The kinds of drift. The first seven are the label values of
 // deltasync_table_drift; KindVersion (the catalog's watermark lags the log)
 // is not drift in metadata and is only reported in plans.
 const (
-	KindSchema       Kind = "schema"
-	KindPartitioning Kind = "partitioning"
-	KindClustering   Kind = "clustering"
-	KindProtocol     Kind = "protocol"
-	KindProperties   Kind = "properties"
-	KindComment      Kind = "comment"
-	KindLocation     Kind = "location"
-	KindVersion      Kind = "version"
+	KindSchema       DriftKind = "schema"
+	KindPartitioning DriftKind = "partitioning"
+	KindClustering   DriftKind = "clustering"
+	KindProtocol     DriftKind = "protocol"
+	KindProperties   DriftKind = "properties"
+	KindComment      DriftKind = "comment"
+	KindLocation     DriftKind = "location"
+	KindVersion      DriftKind = "version"
 )
 
 // driftKinds are the label values of deltasync_table_drift; a table has a
 // series (1) for each kind that differs and none for the others.
-var driftKinds = []Kind{KindSchema, KindPartitioning, KindClustering, KindProtocol, KindProperties, KindComment, KindLocation}
+var driftKinds = []DriftKind{KindSchema, KindPartitioning, KindClustering, KindProtocol, KindProperties, KindComment, KindLocation}
 
 // The reasons a table with drift is flagged rather than written.
 const (

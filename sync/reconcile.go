@@ -73,7 +73,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, t Target) Result {
 	return res
 }
 
-func kindsOf(p *Plan) []Kind {
+func kindsOf(p *Plan) []DriftKind {
 	if p == nil {
 		return nil
 	}
@@ -82,7 +82,7 @@ func kindsOf(p *Plan) []Kind {
 
 func (r *Reconciler) reconcile(ctx context.Context, t Target) Result {
 	st := r.state(t.Name.String())
-	if res, ok := r.unchanged(ctx, st, t); ok {
+	if res, ok := r.fastPath(ctx, st, t); ok {
 		return res
 	}
 	var recs records

@@ -3,7 +3,6 @@ package sync
 import (
 	"context"
 	"errors"
-	"runtime/debug"
 	"slices"
 	"sort"
 	stdsync "sync"
@@ -49,14 +48,6 @@ type Options struct {
 	// of tables verified together are spread over the interval). 0: every
 	// table is fully re-read every cycle.
 	ResyncInterval time.Duration
-	// ReleaseMemory returns what a cycle freed to the operating system as
-	// the cycle ends (runtime/debug.FreeOSMemory: a collection, then every
-	// free page released; ~0.1-0.3 s at 50,000 tables). A daemon idles
-	// between cycles: without it, it keeps the heap its busiest cycle grew
-	// to, and the next cycle's garbage fills the collector's goal set by
-	// the previous one before the first collection shrinks it. deltasync
-	// run sets it.
-	ReleaseMemory bool
 	// Dirty, when set, is filled by a source of work (sync/events): it
 	// shares reconcile slots with the source and lets cycles skip the LIST
 	// of tables nothing marked since their last full read (dirty.go). Nil:
@@ -101,7 +92,7 @@ type tableState struct {
 	snap   *deltalog.Snapshot
 	// credsValid is until when the vended credentials the table was opened
 	// with may still be used (zero: not vended, or expiry unknown).
-	credsValid moment
+	credsValid compactTime
 	// verified is the last full verdict "in sync" (fast path, fastpath.go).
 	verified verified
 }
@@ -158,7 +149,7 @@ func (r *Reconciler) Status() []TableStatus {
 	out := make([]TableStatus, 0, len(r.tables))
 	for _, st := range r.tables {
 		s := st.status
-		s.Drift = append([]Kind(nil), s.Drift...)
+		s.Drift = append([]DriftKind(nil), s.Drift...)
 		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Table < out[j].Table })
@@ -268,9 +259,6 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 		r.mu.Unlock()
 	}
 	log.Info("cycle finished", zap.String("summary", rep.Summary()))
-	if r.opts.ReleaseMemory {
-		debug.FreeOSMemory()
-	}
 	return rep
 }
 

@@ -164,12 +164,12 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		j.Skipped = []Skipped{}
 	}
 	c := r.Counts()
-	j.Summary = map[string]int{"tables": c.Tables, "unchanged": c.Unchanged, "flagged": c.Flagged, "failed": c.Failed,
-		"skipped": c.Skipped, "backing_off": c.BackingOff}
+	j.Summary = map[string]int{"tables": c.Tables, string(OutcomeUnchanged): c.Unchanged, string(OutcomeFlagged): c.Flagged,
+		string(OutcomeFailed): c.Failed, "skipped": c.Skipped, "backing_off": c.BackingOff}
 	if r.DryRun {
-		j.Summary["would_update"] = c.WouldUpdate
+		j.Summary[string(OutcomeWouldUpdate)] = c.WouldUpdate
 	} else {
-		j.Summary["synced"] = c.Synced
+		j.Summary[string(OutcomeSynced)] = c.Synced
 	}
 	if r.Err != nil {
 		j.Errors = strings.Split(r.Err.Error(), "\n")

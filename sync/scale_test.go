@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
@@ -46,7 +47,7 @@ import (
 //
 // Optional: DELTASYNC_SCALE_CONCURRENCY (default 16), DELTASYNC_SCALE_LATENCY
 // (e.g. 10ms: uctest delays every request once the tables are registered),
-// DELTASYNC_SCALE_NO_RELEASE=1 (no Options.ReleaseMemory, which run sets).
+// DELTASYNC_SCALE_NO_RELEASE=1 (no memory released after each cycle, which run does).
 const (
 	scaleTemplates  = 30   // logs written by delta-rs (testdata/scale/make_templates.py)
 	scalePerSchema  = 1000 // tables per schema
@@ -456,10 +457,11 @@ func TestScale(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(time.Now().UnixNano())
 	scrapes := metrics.Handler(reg, promhttp.HandlerOpts{})
-	// As deltasync run builds it: ReleaseMemory too.
+	// As deltasync run builds it; like the daemon, a cycle ends by
+	// returning its garbage to the OS (cmd/deltasync releaseMemory).
+	release := os.Getenv("DELTASYNC_SCALE_NO_RELEASE") == ""
 	rec, err := sync.New(sync.Options{Catalog: client, Selector: sel, Concurrency: concurrency, Storage: pol,
-		ResyncInterval: time.Hour, Metrics: metrics, Now: func() time.Time { return time.Unix(0, clock.Load()) },
-		ReleaseMemory: os.Getenv("DELTASYNC_SCALE_NO_RELEASE") == ""})
+		ResyncInterval: time.Hour, Metrics: metrics, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,6 +476,9 @@ func TestScale(t *testing.T) {
 		l0, g0 := storageRequests(t, scrapes)
 		cpu0, start, stopSampling := cpuTime(), time.Now(), sampleHeap()
 		rep := rec.Sync(ctx)
+		if release {
+			debug.FreeOSMemory()
+		}
 		c := scaleCycle{name: name, wall: time.Since(start), cpu: cpuTime() - cpu0, heap: stopSampling(), n: len(rep.Results),
 			unchanged: rep.Count(sync.OutcomeUnchanged), synced: rep.Count(sync.OutcomeSynced), peakRSSMiB: peakRSSMiB()}
 		// The scrape that counts storage requests is what Prometheus

@@ -5,19 +5,19 @@ import "time"
 // TableStatus is the latest known state of one table, as shown on the status
 // page and in metrics. It is a value: Reconciler.Status returns copies.
 type TableStatus struct {
-	Table           string    `json:"table"`
-	Type            string    `json:"table_type"` // MANAGED | EXTERNAL | "" when unknown
-	Mode            Mode      `json:"mode"`
-	Status          Status    `json:"sync_status"`
-	Outcome         Outcome   `json:"outcome"`
-	Drift           []Kind    `json:"drift,omitempty"`
-	Reason          string    `json:"reason,omitempty"`
-	LogVersion      *int64    `json:"log_version,omitempty"`
-	CatalogVersion  *int64    `json:"catalog_version,omitempty"`
-	LastSync        time.Time `json:"last_sync,omitzero"`  // last time seen in sync (unchanged or synced)
-	LastCycle       time.Time `json:"last_cycle,omitzero"` // last time reconciled
-	LastError       string    `json:"last_error,omitempty"`
-	OutOfSyncCycles int       `json:"out_of_sync_cycles"`
+	Table           string      `json:"table"`
+	Type            string      `json:"table_type"` // MANAGED | EXTERNAL | "" when unknown
+	Mode            Mode        `json:"mode"`
+	Status          Status      `json:"sync_status"`
+	Outcome         Outcome     `json:"outcome"`
+	Drift           []DriftKind `json:"drift,omitempty"`
+	Reason          string      `json:"reason,omitempty"`
+	LogVersion      *int64      `json:"log_version,omitempty"`
+	CatalogVersion  *int64      `json:"catalog_version,omitempty"`
+	LastSync        time.Time   `json:"last_sync,omitzero"`  // last time seen in sync (unchanged or synced)
+	LastCycle       time.Time   `json:"last_cycle,omitzero"` // last time reconciled
+	LastError       string      `json:"last_error,omitempty"`
+	OutOfSyncCycles int         `json:"out_of_sync_cycles"`
 	// Failures counts consecutive failed reconciles (drives backoff).
 	Failures int `json:"failures,omitempty"`
 	// NextAttempt is when a failing table is tried again (zero: next cycle).

@@ -168,7 +168,7 @@ func (p *StoragePolicy) Resolve(raw string) (location.Location, string, error) {
 			u.Path = rl.Path
 		}
 		u.Host = ""
-		return l, sameOr(raw, u.String()), nil
+		return l, reuseIfSame(raw, u.String()), nil
 	case "abfss":
 		container, host, _ := strings.Cut(l.Bucket, "@")
 		account, _, _ := strings.Cut(host, ".")
@@ -180,13 +180,13 @@ func (p *StoragePolicy) Resolve(raw string) (location.Location, string, error) {
 		return l, u.String(), nil
 	}
 	u.RawQuery = p.buckets[l.Scheme+"://"+l.Bucket].Encode()
-	return l, sameOr(raw, u.String()), nil
+	return l, reuseIfSame(raw, u.String()), nil
 }
 
-// sameOr returns raw when s spells the same: the URL a table is opened at
+// reuseIfSame returns raw when s spells the same: the URL a table is opened at
 // is kept for as long as the table is, and mostly it is the catalog's
 // location itself, which the table's state keeps anyway.
-func sameOr(raw, s string) string {
+func reuseIfSame(raw, s string) string {
 	if s == raw {
 		return raw
 	}

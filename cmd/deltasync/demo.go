@@ -195,7 +195,7 @@ func (c *cli) demoSetup(ctx context.Context, dir, catalogURL string, keep bool) 
 // demoCycle runs one plan (dryRun) or once cycle with the commands' wiring
 // and prints its report and summary.
 func (c *cli) demoCycle(ctx context.Context, cfg config, dryRun bool) (*app, error) {
-	a, err := c.newApp(cfg, dryRun)
+	a, err := c.newApp(cfg, appMode{dryRun: dryRun})
 	if err != nil {
 		return nil, err
 	}

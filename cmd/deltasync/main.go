@@ -31,9 +31,6 @@ type cli struct {
 	stdout io.Writer
 	stderr io.Writer
 	env    map[string]string
-	// daemon is set by run: only the daemon subscribes to events and
-	// returns a cycle's garbage to the OS between cycles.
-	daemon bool
 }
 
 // getenv returns the value of an environment variable given to run.

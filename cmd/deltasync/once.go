@@ -32,7 +32,7 @@ func (c *cli) cycleCommand(cmd *cobra.Command, dryRun bool) *cobra.Command {
 		if err != nil {
 			return &exitError{code: 1, err: err}
 		}
-		a, err := c.newApp(cfg, dryRun)
+		a, err := c.newApp(cfg, appMode{dryRun: dryRun})
 		if err != nil {
 			return &exitError{code: 1, err: err}
 		}

@@ -29,8 +29,7 @@ func newRunCommand(c *cli) *cobra.Command {
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			c.daemon = true // only the daemon listens to storage events
-			a, err := c.newApp(cfg, false)
+			a, err := c.newApp(cfg, appMode{daemon: true})
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
@@ -99,6 +98,7 @@ func (a *app) serve(ctx context.Context, ready chan<- net.Addr) error {
 
 	stopEvents := a.startEvents(ctx)
 	loopErr := sync.Loop(ctx, sched, time.Duration(a.cfg.Jitter), func(ctx context.Context) {
+		defer releaseMemory()
 		rep := a.rec.Sync(ctx)
 		if unmatched := unmatchedRules(a.cfg, rep, false, ""); len(unmatched) > 0 {
 			a.log.Warn("a table rule selected no table: check the catalog, schema and table names", zap.Strings("rules", unmatched))

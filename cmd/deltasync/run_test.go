@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -155,6 +156,47 @@ func TestReadyzShowsRunningCycle(t *testing.T) {
 	hang.Store(false)
 	close(release)
 	await("the stuck cycle to end", func(code int, _ string) bool { return code == http.StatusOK })
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("run exit %d after cancel, want 0", code)
+	}
+}
+
+// TestRunReleasesMemoryAfterEachCycle: the daemon, not the library, returns
+// a cycle's garbage to the OS (releaseMemory, a forced collection) as each
+// cycle ends; a one-shot run forces none.
+func TestRunReleasesMemoryAfterEachCycle(t *testing.T) {
+	tc := newTestCatalog(t)
+	tc.register("basic_partitioned", "t")
+	forced := func() uint64 {
+		s := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	before := forced()
+	if code := run(context.Background(), []string{"once", "--catalog-url", tc.srv.URL(), "--include", "cat.s.*",
+		"--allow-location", allowTemp(), "--log-level", "error"}, nil, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("once exit %d", code)
+	}
+	if got := forced() - before; got != 0 {
+		t.Errorf("once forced %d collections, want 0", got)
+	}
+	addr := runFreeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int)
+	before = forced()
+	go func() {
+		done <- run(ctx, []string{"run", "--catalog-url", tc.srv.URL(), "--include", "cat.s.*", "--listen", addr, "--allow-location", allowTemp(),
+			"--schedule", "@every 1h", "--log-level", "error"}, nil, io.Discard, io.Discard)
+	}()
+	// Wait (not a timing assertion) for the first cycle to end.
+	for i := 0; i < 200 && forced() == before; i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := forced() - before; got != 1 {
+		t.Errorf("after the first cycle: %d forced collections, want 1", got)
+	}
 	cancel()
 	if code := <-done; code != 0 {
 		t.Errorf("run exit %d after cancel, want 0", code)

@@ -239,8 +239,15 @@ type app struct {
 	events   *events.Events // nil unless run with events configured
 }
 
+// appMode is what a command asks of its app: a dry run writes nothing; a
+// daemon (deltasync run) also subscribes to storage events.
+type appMode struct {
+	dryRun bool
+	daemon bool
+}
+
 // newApp wires the catalog client, metrics and reconciler.
-func (c *cli) newApp(cfg config, dryRun bool) (*app, error) {
+func (c *cli) newApp(cfg config, mode appMode) (*app, error) {
 	a := &app{cfg: cfg, registry: prometheus.NewRegistry()}
 	a.log = newLogger(cfg.Log, c.stderr)
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -272,7 +279,7 @@ func (c *cli) newApp(cfg config, dryRun bool) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.daemon {
+	if mode.daemon { // only the daemon listens to storage events
 		if a.events, err = c.newEvents(cfg, a); err != nil {
 			return nil, err
 		}
@@ -285,11 +292,10 @@ func (c *cli) newApp(cfg config, dryRun bool) (*app, error) {
 		Concurrency:       cfg.Concurrency,
 		ResyncInterval:    time.Duration(cfg.ResyncInterval),
 		Backoff:           sync.Backoff{Initial: time.Duration(cfg.Backoff.Initial), Max: time.Duration(cfg.Backoff.Max)},
-		DryRun:            dryRun,
+		DryRun:            mode.dryRun,
 		Logger:            a.log,
 		Metrics:           a.metrics,
 		Dirty:             a.events.Dirty(),
-		ReleaseMemory:     c.daemon,
 	})
 	if err != nil {
 		return nil, err

@@ -456,14 +456,14 @@ func (e *Events) process(ctx context.Context, r Reconciler, name string) {
 	if !ok {
 		// Never reconciled by a cycle, so its mode is unknown: leave it to
 		// the cron cycle rather than guess.
-		e.settle(name, batch, false, true)
+		e.settle(name, batch, unconfirmed)
 		return
 	}
 	if next, _ := r.Tracked(name); next.After(e.opts.Now()) {
 		// The table is backing off after failures.
 		if e.opts.Now().Sub(batch.first) >= e.opts.MaxWait {
 			e.opts.Metrics.expired()
-			e.settle(name, batch, false, true)
+			e.settle(name, batch, unconfirmed)
 			return
 		}
 		e.retry(name, batch, next)
@@ -478,13 +478,13 @@ func (e *Events) process(ctx context.Context, r Reconciler, name string) {
 	now := e.opts.Now()
 	switch {
 	case seen:
-		e.settle(name, batch, true, false)
+		e.settle(name, batch, confirmed)
 	case now.Sub(batch.first) >= e.opts.MaxWait || ctx.Err() != nil:
 		e.opts.Metrics.expired()
 		e.log.Warn("event not confirmed by the log in time; returned to the broker and left to the cron cycle",
 			zap.String("table", name), zap.Int64("want_version", batch.want), zap.Any("log_version", res.LogVersion),
 			zap.String("outcome", string(res.Outcome)), zap.String("reason", res.Reason))
-		e.settle(name, batch, false, true)
+		e.settle(name, batch, unconfirmed)
 	default:
 		next := now.Add(e.opts.Retry.Delay(batch.attempts + 1))
 		if na, _ := r.Tracked(name); na.After(next) {
@@ -509,9 +509,23 @@ func (e *Events) retry(name string, batch pendingTable, next time.Time) {
 	e.poke()
 }
 
-// settle acknowledges (ok) or returns (nack) the batch's messages and
-// drops the table from the queue unless new events arrived meanwhile.
-func (e *Events) settle(name string, batch pendingTable, ok, nack bool) {
+// verdict is how a batch of a table's events ends.
+type verdict int
+
+const (
+	// confirmed: a reconcile saw the announced commit; the messages are
+	// acknowledged.
+	confirmed verdict = iota
+	// unconfirmed: no reconcile saw it (in time); the messages go back to
+	// the broker and the next cron cycle reads the log in full.
+	unconfirmed
+)
+
+// settle acknowledges (confirmed) or returns (unconfirmed) the batch's
+// messages and drops the table from the queue unless new events arrived
+// meanwhile.
+func (e *Events) settle(name string, batch pendingTable, v verdict) {
+	ok, nack := v == confirmed, v == unconfirmed
 	now := e.opts.Now()
 	var done []*ackRef
 	e.mu.Lock()

@@ -26,6 +26,12 @@
 //     plan, sent in ONE request guarded by assert-table-uuid + assert-etag,
 //     only when something differs (every update rolls the server's etag).
 //
+// What triggers work is a source: the cron cycle (Sync) or one outside this
+// package (sync/events), which reconciles through the exported Reconcile
+// and marks tables in a Dirty the reconciler consults before reading a
+// log (dirty.go). This package imports none of its sources. Storage
+// locations are spelled by sync/location.
+//
 // Invariants: nothing is written for an empty plan, for MANAGED or
 // catalog-managed tables, for tables in warn mode, for logs with types the
 // catalog cannot store, for a differing location, for a catalog without

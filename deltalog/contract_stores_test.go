@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -149,17 +148,6 @@ func s3Store(t *testing.T) *contractStore {
 	}
 }
 
-// freePort returns a currently free loopback port.
-func freePort(t *testing.T) uint16 {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return uint16(l.Addr().(*net.TCPAddr).Port)
-}
-
 // gcsStore runs fake-gcs-server in-process behind a recording proxy and
 // opens tables with gs:// URLs and an OAuth token; the driver reaches the
 // fake through STORAGE_EMULATOR_HOST.
@@ -167,7 +155,7 @@ func gcsStore(t *testing.T) *contractStore {
 	if !gcsEnabled {
 		t.Skip("built with tag nogcs")
 	}
-	port := freePort(t)
+	port := testenv.FreePort(t)
 	host := "127.0.0.1:" + strconv.Itoa(int(port))
 	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
 		Scheme: "http", Host: "127.0.0.1", Port: port, PublicHost: host, NoListener: false,

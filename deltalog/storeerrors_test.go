@@ -16,6 +16,8 @@ import (
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/deltasync/deltasync/internal/testenv"
 )
 
 // loadErr opens and loads a table and returns the error (nil fails the test).
@@ -194,7 +196,7 @@ func TestGCSNoSuchBucketSaysSo(t *testing.T) {
 	if !gcsEnabled {
 		t.Skip("built with tag nogcs")
 	}
-	port := freePort(t)
+	port := testenv.FreePort(t)
 	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
 		Scheme: "http", Host: "127.0.0.1", Port: port, PublicHost: "127.0.0.1:" + strconv.Itoa(int(port)),
 	})

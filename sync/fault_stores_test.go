@@ -3,7 +3,6 @@ package sync_test
 import (
 	"bytes"
 	"context"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -51,7 +50,7 @@ func (m *mirrorStore) direct(table string) string             { return m.mirror.
 // Toxiproxy; the gs driver reaches it through STORAGE_EMULATOR_HOST.
 func gcsRigStore(rg *faultRig) store {
 	t := rg.t
-	l := freeTCPPort(t)
+	l := testenv.FreePort(t)
 	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
 		Scheme: "http", Host: "127.0.0.1", Port: l, PublicHost: "127.0.0.1:" + strconv.Itoa(int(l)),
 	})
@@ -90,16 +89,6 @@ func gcsRigStore(rg *faultRig) store {
 		},
 		urlOf: func(table string) string { return "gs://lake/" + table },
 	}
-}
-
-func freeTCPPort(t *testing.T) uint16 {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return uint16(l.Addr().(*net.TCPAddr).Port)
 }
 
 // azureRigStore uses the Azurite of .ci/setup-azurite.sh behind the fault

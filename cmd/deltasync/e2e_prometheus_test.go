@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/deltasync/deltasync/internal/testenv"
 )
 
 // End to end with a real Prometheus server: it scrapes a running deltasync
@@ -150,7 +152,7 @@ func startPrometheus(t *testing.T, bin, target string) *promServer {
 	if err := os.WriteFile(cfgFile, cfg, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := e2eFreeAddr(t)
+	addr := testenv.FreeAddr(t)
 	p := &promServer{base: "http://" + addr, log: &lockedBuffer{}}
 	cmd := exec.Command(bin, "--config.file="+cfgFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--log.level=warn")

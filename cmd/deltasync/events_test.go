@@ -10,6 +10,8 @@ import (
 
 	"gocloud.dev/pubsub"
 	"sigs.k8s.io/yaml"
+
+	"github.com/deltasync/deltasync/internal/testenv"
 )
 
 func TestEventsConfig(t *testing.T) {
@@ -77,7 +79,7 @@ func TestRunWithEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = topic.Shutdown(ctx0) }()
-	addr := runFreeAddr(t)
+	addr := testenv.FreeAddr(t)
 	ctx, cancel := context.WithCancel(ctx0)
 	defer cancel()
 	done := make(chan int)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -15,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/deltasync/deltasync/internal/testenv"
 )
 
 func runGet(t *testing.T, url string) (int, string) {
@@ -28,23 +29,13 @@ func runGet(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func runFreeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // TestRunServesAndStopsCleanly runs the daemon in-process: it becomes ready
 // after its first cycle, serves metrics and status, and exits 0 when its
 // context is cancelled (SIGTERM in main).
 func TestRunServesAndStopsCleanly(t *testing.T) {
 	tc := newTestCatalog(t)
 	tc.register("basic_partitioned", "t")
-	addr := runFreeAddr(t)
+	addr := testenv.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan int)
@@ -116,7 +107,7 @@ func TestReadyzShowsRunningCycle(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("max_cycle_duration: 1s\njitter: 0s\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := runFreeAddr(t)
+	addr := testenv.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan int)
@@ -181,7 +172,7 @@ func TestRunReleasesMemoryAfterEachCycle(t *testing.T) {
 	if got := forced() - before; got != 0 {
 		t.Errorf("once forced %d collections, want 0", got)
 	}
-	addr := runFreeAddr(t)
+	addr := testenv.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan int)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/internal/testenv"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -79,7 +80,7 @@ log:
 	}
 
 	// run: /metrics and the status page.
-	addr := runFreeAddr(t)
+	addr := testenv.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	logs := &lockedBuffer{}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -154,7 +153,7 @@ log:
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := e2eFreeAddr(t)
+	addr := testenv.FreeAddr(t)
 	d := &e2eDaemon{addr: addr, token: token, catalog: srv, stderr: &lockedBuffer{}}
 	args := []string{"run", "--config", cfgFile, "--catalog-url", srv.URL(), "--listen", addr, "--schedule", "@every 1s"}
 	if token != "" {
@@ -202,20 +201,6 @@ func registerLog(ctx context.Context, t *testing.T, client *catalog.Client, full
 	if _, err := sync.Register(ctx, client, snap, name, "file://"+filepath.ToSlash(dir)); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// e2eFreeAddr returns a 127.0.0.1 address with a port free a moment ago.
-func e2eFreeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
 }
 
 // e2ePoll calls check every interval until it returns true, for at most limit.

@@ -11,7 +11,9 @@
 package testenv
 
 import (
+	"net"
 	"os"
+	"strconv"
 	"testing"
 )
 
@@ -62,4 +64,33 @@ func Suite(t testing.TB) {
 	if testing.Short() {
 		t.Skip("-short: integration and fault suites run without -short (as CI does)")
 	}
+}
+
+// FreeAddr returns a 127.0.0.1 address whose port was free a moment ago,
+// for a server a test starts by address (a daemon's --listen, a proxy).
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// FreePort is FreeAddr's port.
+func FreePort(t testing.TB) uint16 {
+	t.Helper()
+	_, p, err := net.SplitHostPort(FreeAddr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.ParseUint(p, 10, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return uint16(n)
 }

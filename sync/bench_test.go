@@ -67,9 +67,9 @@ func BenchmarkDiff(b *testing.B) {
 // BenchmarkSelect measures selecting and sharding 10,000 listed tables.
 func BenchmarkSelect(b *testing.B) {
 	sel, err := NewSelector([]Rule{
-		{Include: []string{"main.sales.*", "!*.tmp_*"}},
-		{Include: []string{"main.*.*"}, Exclude: []string{"main.secret.*"}, Mode: ModeWarn},
-	}, []string{"*.*.old_*"})
+		{Include: []string{"main.sales.*", "!*.tmp_*"}, Exclude: []string{"*.*.old_*"}},
+		{Include: []string{"main.*.*"}, Exclude: []string{"main.secret.*", "*.*.old_*"}, Mode: ModeWarn},
+	})
 	if err != nil {
 		b.Fatal(err)
 	}

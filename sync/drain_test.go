@@ -36,7 +36,7 @@ func TestShutdownBoundsTableInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sel, err := sync.NewSelector([]sync.Rule{{Include: []string{e.catalog + ".s.*"}}}, nil)
+	sel, err := sync.NewSelector([]sync.Rule{{Include: []string{e.catalog + ".s.*"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -174,7 +174,7 @@ func (e *env) updates() int {
 
 func (e *env) reconciler(rules []sync.Rule, mutate ...func(*sync.Options)) *sync.Reconciler {
 	e.t.Helper()
-	sel, err := sync.NewSelector(rules, nil)
+	sel, err := sync.NewSelector(rules)
 	if err != nil {
 		e.t.Fatal(err)
 	}

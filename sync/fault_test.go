@@ -134,7 +134,7 @@ func newFaultRigAt(t *testing.T, base string, mkStore rigStore) *faultRig {
 // one is what a restarted process has: no snapshot kept).
 func (rg *faultRig) newReconciler() *sync.Reconciler {
 	t := rg.t
-	sel, err := sync.NewSelector([]sync.Rule{{Include: []string{rg.env.catalog + ".s.*"}, Mode: sync.ModeSync}}, nil)
+	sel, err := sync.NewSelector([]sync.Rule{{Include: []string{rg.env.catalog + ".s.*"}, Mode: sync.ModeSync}})
 	if err != nil {
 		t.Fatal(err)
 	}

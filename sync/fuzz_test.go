@@ -27,7 +27,7 @@ func FuzzSelector(f *testing.F) {
 		f.Add(s, "main", "sales", "orders")
 	}
 	f.Fuzz(func(_ *testing.T, pattern, c, s, tb string) {
-		sel, err := NewSelector([]Rule{{Include: []string{pattern, "!" + pattern + "x"}}}, []string{pattern + ".zz"})
+		sel, err := NewSelector([]Rule{{Include: []string{pattern, "!" + pattern + "x"}, Exclude: []string{pattern + ".zz"}}})
 		if err != nil {
 			return
 		}

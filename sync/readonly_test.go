@@ -208,7 +208,7 @@ func TestDeltaAPIPresent(t *testing.T) {
 	if !errors.As(err, &ae) || ae.Status != 404 || !strings.HasPrefix(ae.Type, "NoSuch") {
 		t.Fatalf("loadTable of a missing table: %v", err)
 	}
-	sel, err := sync.NewSelector([]sync.Rule{{Include: []string{e.name("no_such_table").String()}}}, nil)
+	sel, err := sync.NewSelector([]sync.Rule{{Include: []string{e.name("no_such_table").String()}}})
 	if err != nil {
 		t.Fatal(err)
 	}

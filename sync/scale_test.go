@@ -303,7 +303,7 @@ func sampleHeap() (stop func() heapPeaks) {
 // the cloud stores).
 func scaleSelection(t testing.TB, dir string) (*sync.Selector, *sync.StoragePolicy) {
 	t.Helper()
-	sel, err := sync.NewSelector([]sync.Rule{{Include: []string{"scale.*.*"}}}, nil)
+	sel, err := sync.NewSelector([]sync.Rule{{Include: []string{"scale.*.*"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

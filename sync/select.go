@@ -94,15 +94,13 @@ type compiledRule struct {
 
 // Selector decides which tables a cycle covers and in which mode. Rules are
 // tried in order; the first rule that includes the table and does not
-// exclude it decides its mode. Global excludes apply to every rule.
+// exclude it decides its mode.
 type Selector struct {
-	rules   []compiledRule
-	exclude []pattern
+	rules []compiledRule
 }
 
-// NewSelector compiles rules and global excludes, reporting every bad
-// pattern at once.
-func NewSelector(rules []Rule, exclude []string) (*Selector, error) {
+// NewSelector compiles rules, reporting every bad pattern at once.
+func NewSelector(rules []Rule) (*Selector, error) {
 	var errs []error
 	s := &Selector{}
 	for i, r := range rules {
@@ -139,14 +137,6 @@ func NewSelector(rules []Rule, exclude []string) (*Selector, error) {
 		}
 		s.rules = append(s.rules, cr)
 	}
-	for _, exc := range exclude {
-		p, err := compilePattern(strings.TrimPrefix(strings.TrimSpace(exc), "!"))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("exclude: %w", err))
-			continue
-		}
-		s.exclude = append(s.exclude, p)
-	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -156,11 +146,6 @@ func NewSelector(rules []Rule, exclude []string) (*Selector, error) {
 // Match reports whether the table is selected, and its mode.
 func (s *Selector) Match(catalogName, schema, table string) (Mode, bool) {
 	name := [3]string{catalogName, schema, table}
-	for _, p := range s.exclude {
-		if p.match(name) {
-			return "", false
-		}
-	}
 	for _, r := range s.rules {
 		if !anyMatch(r.include, name) || anyMatch(r.exclude, name) {
 			continue

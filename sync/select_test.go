@@ -9,10 +9,10 @@ import (
 
 func TestSelectorMatch(t *testing.T) {
 	sel, err := NewSelector([]Rule{
-		{Include: []string{"main.sales.*", "!*.tmp_*"}, Mode: ModeSync},
-		{Include: []string{"main.*.*"}, Exclude: []string{"main.secret.*"}, Mode: ModeWarn},
-		{Include: []string{"other.s.exact"}},
-	}, []string{"*.*.old_*"})
+		{Include: []string{"main.sales.*", "!*.tmp_*"}, Exclude: []string{"*.*.old_*"}, Mode: ModeSync},
+		{Include: []string{"main.*.*"}, Exclude: []string{"main.secret.*", "*.*.old_*"}, Mode: ModeWarn},
+		{Include: []string{"other.s.exact"}, Exclude: []string{"*.*.old_*"}},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestSelectorMatch(t *testing.T) {
 		{[3]string{"main", "sales", "tmp_x"}, ModeWarn, true}, // rule 1 excludes, rule 2 takes it
 		{[3]string{"main", "hr", "people"}, ModeWarn, true},
 		{[3]string{"main", "secret", "keys"}, "", false},
-		{[3]string{"main", "sales", "old_orders"}, "", false}, // global exclude
+		{[3]string{"main", "sales", "old_orders"}, "", false}, // excluded by every rule
 		{[3]string{"other", "s", "exact"}, ModeSync, true},
 		{[3]string{"other", "s", "exact2"}, "", false},
 		{[3]string{"x", "y", "z"}, "", false},
@@ -55,8 +55,8 @@ func TestSelectorMatch(t *testing.T) {
 
 func TestSelectorErrorsAllAtOnce(t *testing.T) {
 	_, err := NewSelector([]Rule{
-		{Include: []string{"a.b.c.d", "[x"}, Mode: "push"},
-	}, []string{"a..b"})
+		{Include: []string{"a.b.c.d", "[x"}, Exclude: []string{"a..b"}, Mode: "push"},
+	})
 	if err == nil {
 		t.Fatal("want error")
 	}

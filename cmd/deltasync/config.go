@@ -259,7 +259,7 @@ func (c *config) validateTables() problems {
 	if len(c.Tables) == 0 {
 		p.add("tables: at least one rule with an include pattern is required (or pass --include)")
 	}
-	_, err := sync.NewSelector(c.rules(), nil)
+	_, err := sync.NewSelector(c.rules())
 	p.addErr(err)
 	for _, g := range c.IgnoreProperties {
 		if _, err := path.Match(g, ""); err != nil {

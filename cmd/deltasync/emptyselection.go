@@ -36,7 +36,7 @@ func unmatchedRules(cfg config, rep *sync.Report, viaFlag bool, file string) []s
 	}
 	var out []string
 	for i, rule := range cfg.Tables {
-		sel, err := sync.NewSelector([]sync.Rule{{Include: rule.Include, Exclude: rule.Exclude}}, nil)
+		sel, err := sync.NewSelector([]sync.Rule{{Include: rule.Include, Exclude: rule.Exclude}})
 		if err != nil {
 			continue // reported by validate
 		}

@@ -267,7 +267,7 @@ func TestStatusPageServedByRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sel, err := sync.NewSelector([]sync.Rule{{Include: []string{"cat.*.*"}}}, nil)
+	sel, err := sync.NewSelector([]sync.Rule{{Include: []string{"cat.*.*"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -267,7 +267,7 @@ func (c *cli) newApp(cfg config, mode appMode) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	sel, err := sync.NewSelector(cfg.rules(), nil)
+	sel, err := sync.NewSelector(cfg.rules())
 	if err != nil {
 		return nil, err
 	}

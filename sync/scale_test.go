@@ -43,7 +43,7 @@ import (
 // Reconciler here.
 //
 //	DELTASYNC_SCALE_TABLES=10000 DELTASYNC_PYTHON=... DELTASYNC_CACHE=$PWD/.cache \
-//	  go test ./sync -run '^TestScale$' -v -timeout 0
+//	  go test ./sync -run '^$' -bench '^BenchmarkScale$' -benchtime 1x -v -timeout 0
 //
 // Optional: DELTASYNC_SCALE_CONCURRENCY (default 16), DELTASYNC_SCALE_LATENCY
 // (e.g. 10ms: uctest delays every request once the tables are registered),
@@ -202,13 +202,13 @@ func scaleName(i int) catalog.TableName {
 	return catalog.TableName{Catalog: "scale", Schema: fmt.Sprintf("s%03d", i/scalePerSchema), Table: fmt.Sprintf("t%06d", i)}
 }
 
-// TestScaleServer is the uctest process of TestScale; it does nothing unless
+// TestScaleServer is the uctest process of BenchmarkScale; it does nothing unless
 // started by it. It registers every table, prints the URL and serves until
 // its stdin is closed.
 func TestScaleServer(t *testing.T) {
 	dir := os.Getenv(scaleServeEnv)
 	if dir == "" {
-		t.Skip("run by TestScale")
+		t.Skip("run by BenchmarkScale")
 	}
 	n, _ := strconv.Atoi(os.Getenv(scaleTablesEnv))
 	srv := uctest.NewServer()
@@ -385,11 +385,24 @@ func (c *storageCounter) line(l []byte) {
 	}
 }
 
-func TestScale(t *testing.T) {
+// BenchmarkScale runs the scale scenario once (it takes minutes at 10,000
+// tables, so the framework does not repeat it) and reports each cycle's
+// wall time; the per-cycle table goes to the log (-v). Its checks of what
+// each cycle did stay: a benchmark whose cycles did the wrong thing
+// measures nothing.
+func BenchmarkScale(b *testing.B) {
 	n, _ := strconv.Atoi(os.Getenv(scaleTablesEnv))
 	if n <= 0 || os.Getenv(scaleServeEnv) != "" {
-		t.Skip("set DELTASYNC_SCALE_TABLES=N to run the scale benchmark")
+		b.Skip("set DELTASYNC_SCALE_TABLES=N to run the scale benchmark")
 	}
+	for _, c := range runScale(b, n) {
+		b.ReportMetric(c.wall.Seconds(), strings.NewReplacer(" ", "_", "%", "pct").Replace(c.name)+"-s")
+		b.ReportMetric(float64(c.cpu.Microseconds())/1000/float64(n), strings.NewReplacer(" ", "_", "%", "pct").Replace(c.name)+"-cpu-ms/table")
+	}
+}
+
+// runScale is the scale scenario over n tables; it returns its cycles.
+func runScale(t testing.TB, n int) []scaleCycle {
 	concurrency := 16
 	if c, err := strconv.Atoi(os.Getenv("DELTASYNC_SCALE_CONCURRENCY")); err == nil && c > 0 {
 		concurrency = c
@@ -592,10 +605,11 @@ func TestScale(t *testing.T) {
 		t.Logf("| after %s | max Go runtime memory %.0f MiB | max live / goal / objects heap %.0f / %.0f / %.0f MiB | peak RSS so far %.0f MiB |", c.name,
 			float64(c.scrape.runtime)/(1<<20), float64(c.scrape.live)/(1<<20), float64(c.scrape.goal)/(1<<20), float64(c.scrape.objects)/(1<<20), c.scrapeRSSMiB)
 	}
+	return cycles
 }
 
 // writeHeapProfile writes a heap profile after a GC (what is live) to p.
-func writeHeapProfile(t *testing.T, p string) {
+func writeHeapProfile(t testing.TB, p string) {
 	runtime.GC()
 	f, err := os.Create(p)
 	if err != nil {
@@ -619,7 +633,7 @@ func copyCounts(m map[string]int) map[string]int {
 // (a writer appended data; removed again when the test ends), half a
 // property set only in the catalog (someone edited the record). It returns
 // how many tables drifted.
-func scaleDrift(t *testing.T, ctx context.Context, url, dir string, rec *sync.Reconciler, n int) int {
+func scaleDrift(t testing.TB, ctx context.Context, url, dir string, rec *sync.Reconciler, n int) int {
 	t.Helper()
 	other, err := catalog.New(url, catalog.Options{}) // not counted: someone else's requests
 	if err != nil {

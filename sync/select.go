@@ -99,7 +99,27 @@ type Selector struct {
 	rules []compiledRule
 }
 
-// NewSelector compiles rules, reporting every bad pattern at once.
+// RuleError is a problem with one of the rules given to NewSelector: Rule
+// is its index, Field the Rule field at fault ("Include", "Exclude"; ""
+// for the rule as a whole, such as its Mode). The caller, which knows
+// where the rules came from, names them (cmd: the config's tables[i].include).
+type RuleError struct {
+	Rule  int
+	Field string
+	Err   error
+}
+
+func (e *RuleError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("rule %d: %v", e.Rule, e.Err)
+	}
+	return fmt.Sprintf("rule %d %s: %v", e.Rule, e.Field, e.Err)
+}
+
+func (e *RuleError) Unwrap() error { return e.Err }
+
+// NewSelector compiles rules, reporting every bad pattern at once as
+// *RuleError values joined (errors.Join).
 func NewSelector(rules []Rule) (*Selector, error) {
 	var errs []error
 	s := &Selector{}
@@ -109,13 +129,13 @@ func NewSelector(rules []Rule) (*Selector, error) {
 			cr.mode = ModeSync
 		}
 		if _, err := ParseMode(string(cr.mode)); err != nil {
-			errs = append(errs, fmt.Errorf("tables[%d]: %w", i, err))
+			errs = append(errs, &RuleError{Rule: i, Err: err})
 		}
 		for _, inc := range r.Include {
 			neg := strings.HasPrefix(strings.TrimSpace(inc), "!")
 			p, err := compilePattern(strings.TrimPrefix(strings.TrimSpace(inc), "!"))
 			if err != nil {
-				errs = append(errs, fmt.Errorf("tables[%d].include: %w", i, err))
+				errs = append(errs, &RuleError{Rule: i, Field: "Include", Err: err})
 				continue
 			}
 			if neg {
@@ -127,13 +147,13 @@ func NewSelector(rules []Rule) (*Selector, error) {
 		for _, exc := range r.Exclude {
 			p, err := compilePattern(strings.TrimPrefix(strings.TrimSpace(exc), "!"))
 			if err != nil {
-				errs = append(errs, fmt.Errorf("tables[%d].exclude: %w", i, err))
+				errs = append(errs, &RuleError{Rule: i, Field: "Exclude", Err: err})
 				continue
 			}
 			cr.exclude = append(cr.exclude, p)
 		}
 		if len(cr.include) == 0 && len(r.Include) > 0 && len(errs) == 0 {
-			errs = append(errs, fmt.Errorf("tables[%d]: only negated patterns; add an include", i))
+			errs = append(errs, &RuleError{Rule: i, Err: errors.New("only negated patterns; add an include")})
 		}
 		s.rules = append(s.rules, cr)
 	}

@@ -187,6 +187,31 @@ type problems []error
 
 func (p *problems) add(format string, args ...any) { *p = append(*p, fmt.Errorf(format, args...)) }
 
+// tablesKeys names the rules NewSelector refused by their config keys
+// (tables[i], tables[i].include, tables[i].exclude); other errors pass.
+func tablesKeys(err error) error {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else if err != nil {
+		errs = []error{err}
+	}
+	out := make([]error, 0, len(errs))
+	for _, e := range errs {
+		var re *sync.RuleError
+		if !errors.As(e, &re) {
+			out = append(out, e)
+			continue
+		}
+		key := fmt.Sprintf("tables[%d]", re.Rule)
+		if re.Field != "" {
+			key += "." + strings.ToLower(re.Field)
+		}
+		out = append(out, fmt.Errorf("%s: %w", key, re.Err))
+	}
+	return errors.Join(out...)
+}
+
 // addErr records err unless it is nil.
 func (p *problems) addErr(err error) {
 	if err != nil {
@@ -260,7 +285,7 @@ func (c *config) validateTables() problems {
 		p.add("tables: at least one rule with an include pattern is required (or pass --include)")
 	}
 	_, err := sync.NewSelector(c.rules())
-	p.addErr(err)
+	p.addErr(tablesKeys(err))
 	for _, g := range c.IgnoreProperties {
 		if _, err := path.Match(g, ""); err != nil {
 			p.add("ignore_properties %q: %v", g, err)

@@ -253,3 +253,27 @@ func TestMaxCycleDurationFlag(t *testing.T) {
 		t.Errorf("negative: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestTableRuleErrorsNameTheirKeys: sync reports a bad rule by its index
+// and field (sync.RuleError); the config names it by its key.
+func TestTableRuleErrorsNameTheirKeys(t *testing.T) {
+	c := config{Tables: []tableRule{
+		{Include: []string{"main.sales.*"}},
+		{Include: []string{"a.b.c.d"}, Exclude: []string{"a..b"}, Mode: "push"},
+	}}
+	neg := config{Tables: []tableRule{{Include: []string{"main.sales.*"}}, {Include: []string{"!x.y.z"}}}}
+	var msgs []string
+	for _, e := range append(c.validateTables(), neg.validateTables()...) {
+		msgs = append(msgs, e.Error())
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{"tables[1].include: ", "more than three", "tables[1].exclude: ", "empty part",
+		`tables[1]: mode "push"`, "tables[1]: only negated patterns; add an include"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("validation does not say %q:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "rule 1") {
+		t.Errorf("the library's own naming leaked into the config's errors:\n%s", all)
+	}
+}

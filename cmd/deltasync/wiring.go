@@ -269,7 +269,7 @@ func (c *cli) newApp(cfg config, mode appMode) (*app, error) {
 	}
 	sel, err := sync.NewSelector(cfg.rules())
 	if err != nil {
-		return nil, err
+		return nil, tablesKeys(err)
 	}
 	shard, err := sync.ParseShard(cfg.Shard)
 	if err != nil {

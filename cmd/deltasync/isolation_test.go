@@ -19,6 +19,7 @@ import (
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/internal/hostile"
+	"github.com/deltasync/deltasync/internal/testenv"
 )
 
 // The isolation property of issue 21: one `deltasync once` over 200 healthy
@@ -231,11 +232,7 @@ func gnuTime(t *testing.T) string {
 	t.Helper()
 	const p = "/usr/bin/time"
 	if _, err := os.Stat(p); err != nil {
-		msg := "GNU time is missing (apt-get install time): " + err.Error()
-		if os.Getenv("DELTASYNC_REQUIRE_EXTERNAL") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.Missing(t, testenv.External, "GNU time is missing (apt-get install time): "+err.Error())
 	}
 	return p
 }
@@ -373,9 +370,7 @@ func (f *isolationFleet) check(t *testing.T, r isolationRun) {
 }
 
 func TestIsolation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and 300 MiB of hostile tables; runs without -short")
-	}
+	testenv.Suite(t) // builds the binary and 300 MiB of hostile tables
 	var cases []hostile.Case
 	for _, c := range hostile.Cases(false) {
 		if c.MaxLoadBytes == 0 { // the budget cases need a budget of their own
@@ -434,7 +429,7 @@ func TestIsolation(t *testing.T) {
 // memoryCgroup creates a memory cgroup limited to limit bytes (cgroup v2
 // under /sys/fs/cgroup, or v1's memory hierarchy) and returns its directory;
 // it is removed at cleanup. Without a writable cgroup file system the test
-// skips, or fails when DELTASYNC_REQUIRE_EXTERNAL=1.
+// skips, or fails when DELTASYNC_REQUIRE_EXTERNAL=1 (testenv.Missing).
 func memoryCgroup(t *testing.T, limit int64) string {
 	t.Helper()
 	name := fmt.Sprintf("deltasync-isolation-%d", os.Getpid())
@@ -466,10 +461,6 @@ func memoryCgroup(t *testing.T, limit int64) string {
 		_ = os.WriteFile(filepath.Join(dir, "memory.memsw.limit_in_bytes"), []byte(strconv.FormatInt(limit, 10)), 0o644)
 		return dir
 	}
-	msg := fmt.Sprintf("no writable memory cgroup (%v)", errors.Join(errs...))
-	if os.Getenv("DELTASYNC_REQUIRE_EXTERNAL") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.Missing(t, testenv.External, fmt.Sprintf("no writable memory cgroup (%v)", errors.Join(errs...)))
 	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"reflect"
 	"strings"
 	"time"
 
@@ -71,9 +72,33 @@ type oauthConfig struct {
 }
 
 type tableRule struct {
-	Include []string `json:"include"`
-	Exclude []string `json:"exclude,omitempty"`
-	Mode    string   `json:"mode,omitempty"`
+	Include patternList `json:"include"`
+	Exclude []string    `json:"exclude,omitempty"`
+	Mode    string      `json:"mode,omitempty"`
+}
+
+// patternList is a list of table patterns that may also be written as a
+// single string ("include: main.sales.*"), read as a one-element list, as
+// users write it.
+type patternList []string
+
+func (p *patternList) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*p = patternList{one}
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(b, &list); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Type.Kind() != reflect.String {
+			// "want a list, got number", not a message about patternList.
+			te.Type = reflect.TypeFor[[]string]()
+		}
+		return err
+	}
+	*p = list
+	return nil
 }
 
 type backoffConfig struct {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/deltasync/deltasync/sync"
@@ -50,17 +51,74 @@ func unmatchedRules(cfg config, rep *sync.Report, viaFlag bool, file string) []s
 		if matched {
 			continue
 		}
-		quoted := make([]string, len(rule.Include))
-		for j, p := range rule.Include {
-			quoted[j] = "'" + p + "'"
+		out = append(out, ruleLabel(rule, i, viaFlag, file))
+	}
+	return out
+}
+
+// ruleLabel names table rule i the way the user wrote it: the --include
+// flags, or the config file's tables[i].
+func ruleLabel(rule tableRule, i int, viaFlag bool, file string) string {
+	quoted := make([]string, len(rule.Include))
+	for j, p := range rule.Include {
+		quoted[j] = "'" + p + "'"
+	}
+	switch {
+	case viaFlag:
+		return "--include " + strings.Join(quoted, " --include ")
+	case file != "":
+		return fmt.Sprintf("%s: tables[%d] (include %s)", file, i, strings.Join(quoted, ", "))
+	default:
+		return fmt.Sprintf("tables[%d] (include %s)", i, strings.Join(quoted, ", "))
+	}
+}
+
+// refusedSelections says, one sentence each, what the storage allow-list
+// refused whole: every table the cycle reconciled, or else every table of
+// one rule, flagged because its location is outside
+// storage.allowed_locations. After an upgrade that brought the allow-list
+// this is how a deployment "runs" while reconciling nothing, and exit 2
+// alone does not say why.
+func refusedSelections(cfg config, rep *sync.Report, viaFlag bool, file string) []string {
+	if len(rep.Results) == 0 {
+		return nil
+	}
+	isRefused := func(r sync.Result) bool { return r.ErrorReason == sync.ReasonLocation }
+	allowed := cfg.Storage.AllowedLocations
+	if len(allowed) == 0 {
+		allowed = sync.DefaultAllowedLocations
+	}
+	advice := fmt.Sprintf("outside storage.allowed_locations (allowed now: %s): add the tables' locations there or with --allow-location",
+		strings.Join(allowed, ", "))
+	refused := 0
+	for _, r := range rep.Results {
+		if isRefused(r) {
+			refused++
 		}
-		switch {
-		case viaFlag:
-			out = append(out, "--include "+strings.Join(quoted, " --include "))
-		case file != "":
-			out = append(out, fmt.Sprintf("%s: tables[%d] (include %s)", file, i, strings.Join(quoted, ", ")))
-		default:
-			out = append(out, fmt.Sprintf("tables[%d] (include %s)", i, strings.Join(quoted, ", ")))
+	}
+	if refused == len(rep.Results) {
+		return []string{fmt.Sprintf("every selected table (%d, e.g. %s) was refused because its storage location is %s",
+			refused, rep.Results[0].Table, advice)}
+	}
+	var out []string
+	for i, rule := range cfg.Tables {
+		sel, err := sync.NewSelector([]sync.Rule{{Include: rule.Include, Exclude: rule.Exclude}})
+		if err != nil {
+			continue // reported by validate
+		}
+		var matched []sync.Result
+		for _, r := range rep.Results {
+			parts := strings.SplitN(r.Table, ".", 3)
+			if len(parts) != 3 {
+				continue
+			}
+			if _, ok := sel.Match(parts[0], parts[1], parts[2]); ok {
+				matched = append(matched, r)
+			}
+		}
+		if len(matched) > 0 && !slices.ContainsFunc(matched, func(r sync.Result) bool { return !isRefused(r) }) {
+			out = append(out, fmt.Sprintf("every table of %s (%d, e.g. %s) was refused because its storage location is %s",
+				ruleLabel(rule, i, viaFlag, file), len(matched), matched[0].Table, advice))
 		}
 	}
 	return out
@@ -94,4 +152,12 @@ func patternHint(rule string) string {
 		}
 	}
 	return " (patterns are catalog.schema.table, each part a glob: 'main.sales.*')"
+}
+
+// reportRefused warns on stderr about each selection the allow-list
+// refused whole (see refusedSelections).
+func (c *cli) reportRefused(sentences []string) {
+	for _, s := range sentences {
+		fmt.Fprintf(c.stderr, "deltasync: WARNING: %s\n", s)
+	}
 }

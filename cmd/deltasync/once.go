@@ -66,6 +66,7 @@ func (c *cli) cycleCommand(cmd *cobra.Command, dryRun bool) *cobra.Command {
 			return &exitError{code: 1}
 		}
 		unmatched := unmatchedRules(cfg, rep, cmd.Flags().Changed("include"), f.configFile)
+		c.reportRefused(refusedSelections(cfg, rep, cmd.Flags().Changed("include"), f.configFile))
 		c.reportUnmatched(unmatched, f.allowEmpty)
 		switch {
 		case rep.Failed():

@@ -103,6 +103,9 @@ func (a *app) serve(ctx context.Context, ready chan<- net.Addr) error {
 		if unmatched := unmatchedRules(a.cfg, rep, false, ""); len(unmatched) > 0 {
 			a.log.Warn("a table rule selected no table: check the catalog, schema and table names", zap.Strings("rules", unmatched))
 		}
+		for _, s := range refusedSelections(a.cfg, rep, false, "") {
+			a.log.Warn(s)
+		}
 		if !rep.Failed() && !rep.Interrupted && a.cfg.HeartbeatURL != "" {
 			if err := pingHeartbeat(ctx, a.cfg.HeartbeatURL); err != nil {
 				a.log.Warn("heartbeat failed", zap.Error(err))

@@ -139,7 +139,13 @@ func checkMounts(t *testing.T, id string, p podSpec, c container, configMaps map
 }
 
 func TestCronJob(t *testing.T) {
-	objs := render(t, filesys.MakeFsOnDisk(), mustAbs(t, "kubernetes/overlays/cronjob"))
+	checkCronJob(t, render(t, filesys.MakeFsOnDisk(), mustAbs(t, "kubernetes/overlays/cronjob")))
+}
+
+// checkCronJob: `once` on a schedule that never overlaps itself, a stuck
+// run killed, and exit 2 failing the Job without retries.
+func checkCronJob(t *testing.T, objs rendered) {
+	t.Helper()
 	cj := objs.one(t, "CronJob")
 	s := cj.Spec
 	if s.ConcurrencyPolicy != "Forbid" {

@@ -378,6 +378,7 @@ func TestHelmRefusesBadValues(t *testing.T) {
 		{[]string{"workload=cronjob", "replicas=3"}, "replicas 3 with workload cronjob"},
 		{[]string{"workload=daemonset"}, `workload "daemonset": want deployment, statefulset or cronjob`},
 		{[]string{"workload=statefulset", "replicas=0"}, "replicas 0: want a whole number >= 1"},
+		{[]string{"workload=statefulset", "replicas=2.5"}, "replicas 2.5: want a whole number >= 1"},
 		{[]string{"workload=cronjob", "podMonitor.enabled=true"}, "podMonitor.enabled with workload cronjob"},
 		{[]string{"token.existingSecret="}, "token.existingSecret: name the Secret"},
 		{[]string{"serviceAccount.create=false"}, "serviceAccount.name: name the existing ServiceAccount"},

@@ -52,10 +52,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if not (has .Values.workload (list "deployment" "statefulset" "cronjob")) -}}
 {{- fail (printf "workload %q: want deployment, statefulset or cronjob" .Values.workload) -}}
 {{- end -}}
-{{- if not (and (kindIs "float64" .Values.replicas) (ge (int .Values.replicas) 1)) -}}
-{{- if not (and (kindIs "int64" .Values.replicas) (ge (int .Values.replicas) 1)) -}}
-{{- fail (printf "replicas %v: want a whole number >= 1" .Values.replicas) -}}
-{{- end -}}
+{{- $r := .Values.replicas -}}
+{{- if or (not (or (kindIs "float64" $r) (kindIs "int64" $r) (kindIs "int" $r))) (lt (float64 $r) 1.0) (ne (float64 (int $r)) (float64 $r)) -}}
+{{- fail (printf "replicas %v: want a whole number >= 1" $r) -}}
 {{- end -}}
 {{- if and (ne .Values.workload "statefulset") (gt (int .Values.replicas) 1) -}}
 {{- fail (printf "replicas %v with workload %s: two daemons would reconcile the same tables; use workload: statefulset to shard them" .Values.replicas .Values.workload) -}}

@@ -30,6 +30,17 @@ for s in .ci/setup-*.sh; do
 	eval "$exports"
 done
 
+# The release artifacts (built, not published), so a broken cross-build
+# fails the run; deploy/release_test.go and the release vulnerability scan
+# (deploy/vuln_test.go) check them. Built with the release toolchain into
+# the cache: every target compiles the whole dependency tree once per
+# toolchain and platform, and the build cache keeps it for later runs.
+echo "== .ci/release.sh (make release)"
+start=$SECONDS
+DIST="$DELTASYNC_CACHE/dist" bash .ci/release.sh
+echo "release build: $((SECONDS - start)) s"
+export DELTASYNC_RELEASE_DIST="$DELTASYNC_CACHE/dist"
+
 echo "== go vet"
 go vet ./...
 echo "== golangci-lint (.golangci.yml)"

@@ -2,6 +2,8 @@ package deploy
 
 import (
 	"encoding/json"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -120,8 +122,12 @@ func TestDockerfile(t *testing.T) {
 	build, final := stages[0], stages[1]
 
 	t.Run("build stage", func(t *testing.T) {
-		if !strings.HasPrefix(build.image, "golang:1.26") || build.name == "" {
-			t.Errorf("build stage FROM %s AS %q: want golang:1.26 with a name", build.image, build.name)
+		release := releaseToolchain(t)
+		tag, ok := strings.CutPrefix(build.image, "golang:")
+		if !ok || build.name == "" {
+			t.Errorf("build stage FROM %s AS %q: want golang:<version> with a name", build.image, build.name)
+		} else if v, _, _ := strings.Cut(tag, "-"); goVersionLess(v, strings.TrimPrefix(release, "go")) {
+			t.Errorf("build stage FROM %s: older than the release toolchain %s (.ci/release.sh); the image would ship the vulnerabilities the release build is free of", build.image, release)
 		}
 		if !build.hasArg("VERSION") {
 			t.Errorf("build stage lacks ARG VERSION")
@@ -206,6 +212,50 @@ func TestDockerignore(t *testing.T) {
 			if line == n || strings.HasPrefix(line, n+"/") || line == "*" || line == "**" || line == "/"+n {
 				t.Errorf("Dockerfile.dockerignore excludes %s (pattern %q), which the build needs", n, line)
 			}
+		}
+	}
+}
+
+// releaseToolchain is the toolchain .ci/release.sh builds releases with
+// (RELEASE_GOTOOLCHAIN's default, "go1.27.3").
+func releaseToolchain(t *testing.T) string {
+	t.Helper()
+	m := regexp.MustCompile(`RELEASE_GOTOOLCHAIN="\$\{RELEASE_GOTOOLCHAIN:-(go[0-9.]+)\}"`).FindStringSubmatch(readFile(t, "../.ci/release.sh"))
+	if m == nil {
+		t.Fatal(`.ci/release.sh: no RELEASE_GOTOOLCHAIN="${RELEASE_GOTOOLCHAIN:-goX.Y.Z}"`)
+	}
+	return m[1]
+}
+
+// goVersionLess compares Go versions "1.27.3", "1.27", "1.26.10" by their
+// numbers; a missing part is 0 ("1.27" counts as 1.27.0, older than 1.27.3).
+func goVersionLess(a, b string) bool {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < 3; i++ {
+		x, y := 0, 0
+		if i < len(pa) {
+			x, _ = strconv.Atoi(pa[i])
+		}
+		if i < len(pb) {
+			y, _ = strconv.Atoi(pb[i])
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}
+
+func TestGoVersionLess(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"1.26", "1.27.3", true}, {"1.27.2", "1.27.3", true}, {"1.27.3", "1.27.3", false},
+		{"1.27.10", "1.27.3", false}, {"1.28", "1.27.3", false}, {"1.26.10", "1.26.9", false},
+	} {
+		if got := goVersionLess(tc.a, tc.b); got != tc.want {
+			t.Errorf("goVersionLess(%s, %s) = %v", tc.a, tc.b, got)
 		}
 	}
 }

@@ -14,24 +14,62 @@ import (
 	"github.com/deltasync/deltasync/internal/testenv"
 )
 
-// TestGovulncheck runs govulncheck (pinned; .ci/setup-govulncheck.sh) over
-// the whole module against an offline copy of the Go vulnerability database
-// and fails on every vulnerability the code calls that is not listed, with
-// its reason, in govulncheck-accepted.txt. An accepted entry that no longer
-// shows up is reported too, so the list cannot go stale.
-func TestGovulncheck(t *testing.T) {
+// govulncheckTool returns the pinned govulncheck and the offline database
+// (.ci/setup-govulncheck.sh), or skips.
+func govulncheckTool(t *testing.T) (bin, dbURL string) {
+	t.Helper()
 	bin, db := os.Getenv("DELTASYNC_GOVULNCHECK"), os.Getenv("DELTASYNC_VULNDB")
 	if bin == "" || db == "" {
 		testenv.Missing(t, testenv.External, "DELTASYNC_GOVULNCHECK and DELTASYNC_VULNDB unset (.ci/setup-govulncheck.sh start)")
-	}
-	if testing.Short() {
-		t.Skip("govulncheck takes minutes")
 	}
 	dbAbs, err := filepath.Abs(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-db", "file://"+filepath.ToSlash(dbAbs), "-format", "json", "./...")
+	return bin, "file://" + filepath.ToSlash(dbAbs)
+}
+
+// TestGovulncheckRelease: what ships has no known vulnerability. govulncheck
+// scans each release binary (.ci/release.sh, built with the release
+// toolchain) and must report no vulnerable symbol in any: no accepted
+// list applies here.
+func TestGovulncheckRelease(t *testing.T) {
+	bin, db := govulncheckTool(t)
+	bins := releaseBinaries(t, releaseDist(t))
+	if len(bins) == 0 {
+		t.Fatal("no release binaries")
+	}
+	for target, path := range bins {
+		cmd := exec.Command(bin, "-mode", "binary", "-db", db, "-format", "json", path)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("govulncheck -mode binary %s: %v\n%s", path, err, stderr.String())
+		}
+		called, err := calledFindings(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for id, where := range called {
+			t.Errorf("%s: release binary has %s (%s): the release must ship none; upgrade the module or RELEASE_GOTOOLCHAIN", target, id, where)
+		}
+	}
+}
+
+// TestGovulncheck runs govulncheck (pinned; .ci/setup-govulncheck.sh) over
+// the whole module as developers build it (the machine's Go toolchain)
+// against an offline copy of the Go vulnerability database and fails on
+// every vulnerability the code calls that is not listed, with its reason,
+// in govulncheck-accepted.txt. An accepted entry that no longer shows up is
+// reported too, so the list cannot go stale. The release build is
+// TestGovulncheckRelease's, with no accepted list.
+func TestGovulncheck(t *testing.T) {
+	bin, db := govulncheckTool(t)
+	if testing.Short() {
+		t.Skip("govulncheck takes minutes")
+	}
+	cmd := exec.Command(bin, "-db", db, "-format", "json", "./...")
 	cmd.Dir = ".."
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -67,7 +67,7 @@ func TestIdleTimeoutGivesUpAStalledServer(t *testing.T) {
 // succeeds: only the request Timeout bounds it.
 func TestIdleTimeoutLetsASlowAnswerFinish(t *testing.T) {
 	const body = `{"name":"t","catalog_name":"c","comment":"slow"}`
-	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+	ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) {
 		time.Sleep(100 * time.Millisecond) // the server thinks, within the idle timeout
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(200)

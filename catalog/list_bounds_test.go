@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/deltasync/deltasync/internal/testenv"
 )
 
 // listTables lists main.s with c and returns how many tables it saw.
@@ -31,7 +32,7 @@ func TestListEndlessPageTokens(t *testing.T) {
 	for _, full := range []bool{false, true} {
 		t.Run(fmt.Sprintf("full=%t", full), func(t *testing.T) {
 			var requests atomic.Int64
-			ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+			ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) {
 				n := requests.Add(1)
 				if n > 10_000 { // the old client never stops: end the test instead of hanging
 					writeJSON(w, 200, `{"tables":[]}`)
@@ -227,13 +228,7 @@ func TestListErrorEnvelopeIn200(t *testing.T) {
 // 404 there) with status 200: each is an error of the same type, not an
 // empty listing, so the detection matches what the server really sends.
 func TestListErrorEnvelopeOfTheRealServer(t *testing.T) {
-	base := os.Getenv("DELTASYNC_UC_URL")
-	if base == "" {
-		if os.Getenv("DELTASYNC_REQUIRE_UC") == "1" {
-			t.Fatal("DELTASYNC_UC_URL is not set but DELTASYNC_REQUIRE_UC=1 (see .ci/setup-uc.sh)")
-		}
-		t.Skip("DELTASYNC_UC_URL not set: no real Unity Catalog server (see .ci/setup-uc.sh)")
-	}
+	base := testenv.Getenv(t, "DELTASYNC_UC_URL", testenv.UC, "DELTASYNC_UC_URL not set: no real Unity Catalog server (see .ci/setup-uc.sh)")
 	missing := fmt.Sprintf("deltasync_no_such_catalog_%d", time.Now().UnixNano())
 	for _, tc := range []struct {
 		path string
@@ -246,17 +241,17 @@ func TestListErrorEnvelopeOfTheRealServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		real, _ := io.ReadAll(resp.Body)
+		live, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		want := parseAPIError(resp.StatusCode, real)
+		want := parseAPIError(resp.StatusCode, live)
 		if resp.StatusCode != 404 || want.Type == "" {
-			t.Fatalf("GET %s: %d %s, want a 404 envelope", tc.path, resp.StatusCode, real)
+			t.Fatalf("GET %s: %d %s, want a 404 envelope", tc.path, resp.StatusCode, live)
 		}
-		ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) { writeJSON(w, 200, string(real)) })
+		ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) { writeJSON(w, 200, string(live)) })
 		err = tc.list(newClient(t, ts.URL, Options{}))
 		var ae *APIError
 		if !errors.As(err, &ae) || ae.Type != want.Type || ae.Status != 200 {
-			t.Errorf("the real envelope %s in a 200: err %v, want an APIError %s", real, err, want.Type)
+			t.Errorf("the live envelope %s in a 200: err %v, want an APIError %s", live, err, want.Type)
 		}
 	}
 }

@@ -51,7 +51,6 @@ func (s *pageScan) scan(b []byte) error {
 			q := bytes.IndexByte(b[i:], '"')
 			if q < 0 {
 				s.escaped = backslashesBefore(b, len(b), i)%2 == 1
-				i = len(b)
 				return nil
 			}
 			q += i
@@ -98,7 +97,6 @@ func (s *pageScan) scan(b []byte) error {
 			s.colKey = 0
 			if s.depth == 2 && s.arrayAt2 && s.max > 0 {
 				if s.commas++; s.commas >= s.max {
-					i++
 					return &boundError{fmt.Sprintf("page holds more than %d entries, the max_results asked for", s.max)}
 				}
 			}

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 )
 
-// ErrBudgetExceeded: reading the table's log would hold more bytes in
+// ErrBudgetExceeded means reading the table's log would hold more bytes in
 // memory at once than LoadOptions.MaxLoadBytes allows. The LogError names
 // the file being read when the budget ran out.
 var ErrBudgetExceeded = errors.New("per-table memory budget exceeded")

@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/yaml"
+
+	"github.com/deltasync/deltasync/internal/testenv"
 )
 
 // The Helm chart (helm/deltasync) is rendered here by the real Helm engine:
@@ -38,14 +40,7 @@ const (
 
 func helmBinary(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("DELTASYNC_HELM")
-	if bin == "" {
-		if os.Getenv("DELTASYNC_REQUIRE_EXTERNAL") == "1" {
-			t.Fatal("DELTASYNC_HELM unset: run .ci/setup-helm.sh start (DELTASYNC_REQUIRE_EXTERNAL=1)")
-		}
-		t.Skip("DELTASYNC_HELM unset (.ci/setup-helm.sh start)")
-	}
-	return bin
+	return testenv.Getenv(t, "DELTASYNC_HELM", testenv.External, "DELTASYNC_HELM unset (.ci/setup-helm.sh start)")
 }
 
 // valuesCase is one documented values combination: a ci/*-values.yaml file

@@ -15,19 +15,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/deltasync/deltasync/internal/testenv"
 )
 
 // releaseDist returns the directory .ci/release.sh wrote
 // (DELTASYNC_RELEASE_DIST, set by .ci/test.sh after building it), or skips.
 func releaseDist(t *testing.T) string {
 	t.Helper()
-	dist := os.Getenv("DELTASYNC_RELEASE_DIST")
-	if dist == "" {
-		if os.Getenv("DELTASYNC_REQUIRE_EXTERNAL") == "1" {
-			t.Fatal("DELTASYNC_RELEASE_DIST unset: build with .ci/release.sh (DELTASYNC_REQUIRE_EXTERNAL=1)")
-		}
-		t.Skip("DELTASYNC_RELEASE_DIST unset (make release, then DELTASYNC_RELEASE_DIST=dist)")
-	}
+	dist := testenv.Getenv(t, "DELTASYNC_RELEASE_DIST", testenv.External,
+		"DELTASYNC_RELEASE_DIST unset (make release, then DELTASYNC_RELEASE_DIST=dist)")
 	abs, err := filepath.Abs(dist)
 	if err != nil {
 		t.Fatal(err)

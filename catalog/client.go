@@ -59,7 +59,8 @@ type Options struct {
 	// since the last one, the wait for the first byte of the answer
 	// included. An answer that keeps arriving, however slowly, has the
 	// whole Timeout. Default 10s; negative: off (only Timeout applies). A
-	// stalled attempt is an ErrStalled error, retried like a timeout.
+	// stalled attempt is an ErrStalled error, retried like a timeout,
+	// except that a second stall in a row ends the request.
 	IdleTimeout time.Duration
 	// MaxListEntries bounds one listing (every page of one ListCatalogs,
 	// ListSchemas or ListTables(Pages) call): at most this many entries, in
@@ -230,6 +231,7 @@ func (c *Client) send(ctx context.Context, r request) (int, []byte, error) {
 	target := u.String()
 
 	var ownPause int64 // a pause this call set, waited out by its own backoff
+	stalls := 0
 	for attempt := 1; ; attempt++ {
 		if err := c.throttle.wait(ctx, c.retry.Now(), c.retry.Sleep, ownPause); err != nil {
 			return 0, nil, fmt.Errorf("catalog: %s: %w", r.op, err)
@@ -248,6 +250,16 @@ func (c *Client) send(ctx context.Context, r request) (int, []byte, error) {
 		if attempt >= c.retry.MaxAttempts || !Retryable(err) {
 			return status, nil, err
 		}
+		// A server that stalled twice in a row is given up: a stall costs a
+		// whole IdleTimeout, and one that outlasts a retry rarely clears
+		// within the attempts left, while the tables behind it wait.
+		if errors.Is(err, ErrStalled) {
+			if stalls++; stalls >= maxStalls {
+				return status, nil, err
+			}
+		} else {
+			stalls = 0
+		}
 		wait := c.retry.backoff(attempt, retryAfter)
 		if c.retry.OnWait != nil {
 			c.retry.OnWait(r.op, attempt, wait, retryAfter, err)
@@ -257,6 +269,9 @@ func (c *Client) send(ctx context.Context, r request) (int, []byte, error) {
 		}
 	}
 }
+
+// maxStalls is how many consecutive stalled attempts end a request.
+const maxStalls = 2
 
 // attempt sends the request once.
 func (c *Client) attempt(ctx context.Context, r request, target string, payload []byte) (status int, retryAfter time.Duration, body []byte, err error) {

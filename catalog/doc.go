@@ -61,7 +61,8 @@
 // # Bounds on what a server can cost
 //
 // An attempt that receives nothing for Options.IdleTimeout (default 10s,
-// the wait for the first byte included) is given up with ErrStalled, while
+// the wait for the first byte included) is given up with ErrStalled and
+// retried once (a second stall in a row ends the request), while
 // an answer that keeps arriving has the whole Timeout. A listing takes at
 // most MaxListEntries entries (default 100,000) in MaxListEntries/50+1
 // pages; each page is read in one scan that refuses it at the first entry

@@ -56,6 +56,7 @@ func Run(t *testing.T, baseURL string, opts ...Option) {
 	t.Run("NonDeltaTable", h.testNonDelta)
 	t.Run("Credentials", h.testCredentials)
 	t.Run("ManagedCommits", h.testManaged)
+	t.Run("Refusals", h.testRefusals)
 }
 
 type harness struct {

@@ -334,6 +334,9 @@ func (s *Server) createTable(cat, sch string, req *createRequest) (map[string]an
 	if ice != nil {
 		t.Uniform = storedUniform(ice)
 	}
+	if aerr := checkWidths(t); aerr != nil {
+		return nil, aerr
+	}
 	s.touch(t)
 	if st != nil {
 		st.finalized = true

@@ -265,6 +265,9 @@ func (s *Server) update(c, sc, tn string, u *updateRequest) (map[string]any, *ap
 	if u.etag != nil && *u.etag != preEtag {
 		return nil, conflict("assert-etag failed: expected %s but table has %s", *u.etag, preEtag)
 	}
+	if aerr := checkWidths(t); aerr != nil {
+		return nil, aerr
+	}
 	if changesMetadata(u) {
 		if u.has["add-commit"] && u.commit != nil && t.Type == "MANAGED" && metadataActions(u) {
 			t.Properties["delta.lastUpdateVersion"] = strconv.FormatInt(*u.commit.Version, 10)

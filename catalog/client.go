@@ -69,6 +69,10 @@ type Options struct {
 	MaxListEntries int
 	// MaxListPageBytes bounds the body of one listing page. Default 32 MiB.
 	MaxListPageBytes int64
+	// Limits are the server's storage widths that UpdateTable and
+	// CreateTable check before sending (see Limits). Nil: UCLimits;
+	// &Limits{}: no check.
+	Limits *Limits
 }
 
 // String describes the options without revealing secrets.

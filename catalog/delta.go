@@ -90,6 +90,9 @@ func (c *Client) LoadTable(ctx context.Context, name TableName) (*LoadTableRespo
 // the resend fails with IsAlreadyExists: load the table and compare its
 // location to decide.
 func (c *Client) CreateTable(ctx context.Context, catalog, schema string, req CreateTableRequest) (*LoadTableResponse, error) {
+	if err := c.limits().CheckCreate(req); err != nil {
+		return nil, fmt.Errorf("catalog: createTable %s.%s.%s: %w", catalog, schema, req.Name, err)
+	}
 	var out LoadTableResponse
 	path := "/delta/v1/catalogs/" + seg(catalog) + "/schemas/" + seg(schema) + "/tables"
 	if _, err := c.do(ctx, request{op: "createTable", method: http.MethodPost, path: path, body: req}, &out); err != nil {
@@ -99,12 +102,18 @@ func (c *Client) CreateTable(ctx context.Context, catalog, schema string, req Cr
 }
 
 // UpdateTable calls updateTable. It checks the shape rules the server
-// enforces (see Validate) before sending. A 409 comes back as an error for which IsConflict or
+// enforces (see Validate) and the widths it stores values in (see Limits)
+// before sending; a request the server would refuse is not sent and the
+// error satisfies errors.Is(err, ErrRefused), as does the server's own
+// refusal. A 409 comes back as an error for which IsConflict or
 // IsCommitConflict holds: reload and re-plan. (If a retried update had in
 // fact been applied, its resend fails assert-etag: the reload then shows no
 // remaining diff.)
 func (c *Client) UpdateTable(ctx context.Context, name TableName, req UpdateTableRequest) (*LoadTableResponse, error) {
 	if err := req.Validate(); err != nil {
+		return nil, fmt.Errorf("catalog: updateTable %s: %w", name, err)
+	}
+	if err := c.limits().CheckUpdate(req); err != nil {
 		return nil, fmt.Errorf("catalog: updateTable %s: %w", name, err)
 	}
 	var out LoadTableResponse

@@ -58,6 +58,14 @@
 // by resending the identical request with capped, jittered exponential
 // backoff that honours Retry-After; 409 and other 4xx return at once.
 //
+// A refusal (errors.Is(err, ErrRefused); AsRefusal gives the server's
+// status, type and message) is an answer the same request gets every time:
+// a 4xx other than 401/403/404/408/409/429, or UC's 500 "Value too long for
+// column", which is not retried. UpdateTable and CreateTable check the
+// widths UC stores values in (Limits, UCLimits: 255 characters for a
+// property key or value and a top-level column name, 65,535 for a comment)
+// and refuse a wider value with a *LimitError before sending it.
+//
 // # Bounds on what a server can cost
 //
 // An attempt that receives nothing for Options.IdleTimeout (default 10s,

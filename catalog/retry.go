@@ -126,6 +126,9 @@ func Retryable(err error) bool {
 		return false
 	}
 	if e, ok := asAPIError(err); ok {
+		if e.refused() {
+			return false // the same request gets the same answer
+		}
 		switch e.Status {
 		case http.StatusNotImplemented, http.StatusHTTPVersionNotSupported:
 			return false

@@ -1,0 +1,80 @@
+package catalog
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+)
+
+// ErrRefused means the catalog will not take this request as it stands:
+// sending it again unchanged gets the same answer. errors.Is(err,
+// ErrRefused) holds for
+//   - an *APIError with a 4xx status other than 401, 403, 404, 408, 409
+//     and 429 (the server validated the request and said no, e.g. UC's 400
+//     InvalidParameterValueException for two columns named id and ID);
+//   - an *APIError 500 whose message is the database's "Value too long for
+//     column" (UC stores the value in a fixed-width column and has no check
+//     of its own, so the same row is refused every time);
+//   - a *LimitError: the client's own pre-flight check (CheckLimits) found a
+//     value the server is known to refuse, and nothing was sent.
+//
+// The 4xx statuses left out are not about what the request says: 401 and 403
+// are about who sends it (renew the token, grant the privilege: fixed
+// outside deltasync, and the next attempt should notice soon), 404 means
+// the record went away (the next cycle lists again), 408 is a timeout,
+// 409 a concurrent writer and 429 throttling.
+var ErrRefused = errors.New("catalog: request refused")
+
+// TypeValueTooLong is the Refusal.Type given to a 500 "Value too long for
+// column" and to a LimitError.
+const TypeValueTooLong = "ValueTooLong"
+
+// Is makes errors.Is(e, ErrRefused) hold for a refusal (see ErrRefused).
+func (e *APIError) Is(target error) bool { return target == ErrRefused && e.refused() }
+
+func (e *APIError) refused() bool {
+	if e.Status == http.StatusInternalServerError {
+		return isValueTooLong(e.Message)
+	}
+	if e.Status < 400 || e.Status >= 500 {
+		return false
+	}
+	switch e.Status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
+		http.StatusRequestTimeout, http.StatusConflict, http.StatusTooManyRequests:
+		return false
+	}
+	return true
+}
+
+func isValueTooLong(msg string) bool { return strings.Contains(msg, "Value too long for column") }
+
+// Refusal is what a refused request is reported with: the server's status,
+// error type and message, or (PreFlight) the client's own reason for not
+// sending it.
+type Refusal struct {
+	Status    int    `json:"status,omitempty"`
+	Type      string `json:"type"`
+	Message   string `json:"message"`
+	Operation string `json:"operation,omitempty"`
+	PreFlight bool   `json:"pre_flight,omitempty"`
+}
+
+// AsRefusal returns the refusal err carries, if errors.Is(err, ErrRefused).
+func AsRefusal(err error) (Refusal, bool) {
+	if !errors.Is(err, ErrRefused) {
+		return Refusal{}, false
+	}
+	var le *LimitError
+	if errors.As(err, &le) {
+		return Refusal{Type: TypeValueTooLong, Message: le.Error(), Operation: le.Operation, PreFlight: true}, true
+	}
+	if e, ok := asAPIError(err); ok {
+		r := Refusal{Status: e.Status, Type: e.Type, Message: e.Message, Operation: e.Operation}
+		if e.Status == http.StatusInternalServerError {
+			r.Type = TypeValueTooLong
+		}
+		return r, true
+	}
+	return Refusal{Type: "refused", Message: err.Error()}, true
+}

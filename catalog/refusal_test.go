@@ -1,0 +1,237 @@
+package catalog_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uctest/spectest"
+)
+
+func TestRefusedClassifiesStatuses(t *testing.T) {
+	cases := []struct {
+		status  int
+		typ     string
+		message string
+		refused bool
+	}{
+		{400, "InvalidParameterValueException", "Duplicate field name (case-insensitive)", true},
+		{400, "UnsupportedTableFormatException", "not a Delta table", true},
+		{405, "", "Method Not Allowed", true},
+		{413, "", "Payload Too Large", true},
+		{422, "", "", true},
+		{401, "NotAuthorizedException", "", false},
+		{403, "PermissionDeniedException", "", false},
+		{404, "NoSuchTableException", "", false},
+		{408, "", "", false},
+		{409, "UpdateRequirementConflictException", "assert-etag failed", false},
+		{429, "", "", false},
+		{500, "InternalServerErrorException", `could not execute statement [Value too long for column "NAME CHARACTER VARYING(255)"`, true},
+		{500, "InternalServerErrorException", "NullPointerException", false},
+		{503, "", "", false},
+	}
+	for _, c := range cases {
+		err := fmt.Errorf("wrapped: %w", &catalog.APIError{Status: c.status, Type: c.typ, Message: c.message, Operation: "updateTable"})
+		if got := errors.Is(err, catalog.ErrRefused); got != c.refused {
+			t.Errorf("%d %s %q: refused = %v, want %v", c.status, c.typ, c.message, got, c.refused)
+		}
+		r, ok := catalog.AsRefusal(err)
+		if ok != c.refused {
+			t.Errorf("%d: AsRefusal ok = %v", c.status, ok)
+		}
+		if ok && (r.Status != c.status || r.Message != c.message || r.Operation != "updateTable") {
+			t.Errorf("%d: AsRefusal = %+v", c.status, r)
+		}
+		if c.refused && catalog.Retryable(err) {
+			t.Errorf("%d %q: a refusal is retried", c.status, c.message)
+		}
+	}
+}
+
+// A 500 "Value too long for column" is the same answer to the same request
+// every time: it is sent once, not MaxAttempts times.
+func TestValueTooLongIsNotRetried(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(500)
+		fmt.Fprint(w, `{"error":{"message":"Failed to update table a.b.c: could not execute statement [Value too long for column \"PROPERTY_KEY CHARACTER VARYING(255)\"]","type":"InternalServerErrorException","code":500}}`)
+	}))
+	defer srv.Close()
+	c, err := catalog.New(srv.URL+"/api/2.1/unity-catalog", catalog.Options{
+		Limits: &catalog.Limits{}, // no pre-flight: let the server answer
+		Retry:  catalog.RetryPolicy{Sleep: func(ctx context.Context, _ time.Duration) error { return nil }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.UpdateTable(context.Background(), catalog.TableName{Catalog: "a", Schema: "b", Table: "c"}, catalog.UpdateTableRequest{
+		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: "u"}},
+		Updates:      []catalog.Update{catalog.SetProperties{Updates: map[string]string{"k": "v"}}},
+	})
+	if !errors.Is(err, catalog.ErrRefused) {
+		t.Fatalf("err = %v, want a refusal", err)
+	}
+	if n.Load() != 1 {
+		t.Errorf("sent %d times, want 1", n.Load())
+	}
+	if r, _ := catalog.AsRefusal(err); r.Type != catalog.TypeValueTooLong || r.PreFlight {
+		t.Errorf("refusal %+v", r)
+	}
+}
+
+func TestLimitsCheckUpdate(t *testing.T) {
+	l := catalog.UCLimits
+	x := func(n int) string { return strings.Repeat("x", n) }
+	col := func(name, comment string) catalog.SetColumns {
+		md := map[string]any{}
+		if comment != "" {
+			md["comment"] = comment
+		}
+		return catalog.SetColumns{Columns: catalog.StructType{Fields: []catalog.StructField{{Name: name, Type: catalog.DataType{Primitive: "long"}, Metadata: md}}}}
+	}
+	nested := catalog.SetColumns{Columns: catalog.StructType{Fields: []catalog.StructField{{Name: "s",
+		Type: catalog.DataType{Struct: &catalog.StructType{Fields: []catalog.StructField{{Name: x(300), Type: catalog.DataType{Primitive: "long"}}}}}}}}}
+	clustering := func(n int) catalog.SetDomainMetadata {
+		c := [][]string{{x(n)}}
+		return catalog.SetDomainMetadata{Clustering: &c}
+	}
+	cases := []struct {
+		name string
+		up   catalog.Update
+		what string // "" means accepted
+	}{
+		{"key at 255", catalog.SetProperties{Updates: map[string]string{x(255): "v"}}, ""},
+		{"key over 255", catalog.SetProperties{Updates: map[string]string{x(256): "v"}}, "property key"},
+		{"value over 255", catalog.SetProperties{Updates: map[string]string{"k": x(256)}}, `value of property "k"`},
+		{"255 two-byte characters", catalog.SetProperties{Updates: map[string]string{"k": strings.Repeat("é", 255)}}, ""},
+		{"128 characters outside the BMP are 256 code units", catalog.SetProperties{Updates: map[string]string{"k": strings.Repeat("😀", 128)}}, `value of property "k"`},
+		{"table comment at 65535", catalog.SetTableComment{Comment: x(65535)}, ""},
+		{"table comment over 65535", catalog.SetTableComment{Comment: x(65536)}, "table comment"},
+		{"column name over 255", col(x(256), ""), "column name"},
+		{"column comment over 65535", col("c", x(65536)), `comment of column "c"`},
+		{"nested field name is not bounded", nested, ""},
+		{"clustering property at 255", clustering(255 - len(`[[""]]`)), ""},
+		{"clustering property over 255", clustering(256 - len(`[[""]]`)), "delta.clustering"},
+		{"protocol feature key over 255", catalog.SetProtocol{Protocol: catalog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, WriterFeatures: []string{x(242)}}}, "protocol feature"},
+	}
+	for _, c := range cases {
+		err := l.CheckUpdate(catalog.UpdateTableRequest{Updates: []catalog.Update{c.up}})
+		switch {
+		case c.what == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.what != "" && (err == nil || !strings.Contains(err.Error(), c.what) || !errors.Is(err, catalog.ErrRefused)):
+			t.Errorf("%s: err = %v, want a refusal naming %s", c.name, err, c.what)
+		}
+	}
+	if err := (catalog.Limits{}).CheckUpdate(catalog.UpdateTableRequest{Updates: []catalog.Update{catalog.SetTableComment{Comment: x(70000)}}}); err != nil {
+		t.Errorf("zero Limits check nothing: %v", err)
+	}
+}
+
+// runRefusals sends updates the server refuses through the Client: each
+// error is a refusal carrying the server's type and message; a value wider
+// than the server stores is refused before it is sent (no request), and,
+// with the check off, the server's 500 is a refusal sent once.
+func runRefusals(t *testing.T, base string, token string) {
+	ctx := context.Background()
+	var sent atomic.Int32
+	opts := func(l *catalog.Limits) catalog.Options {
+		o := catalog.Options{Version: "test", Limits: l, Observer: func(op string, _ int, _ time.Duration, _ error) {
+			if op == "updateTable" {
+				sent.Add(1)
+			}
+		}}
+		if token != "" {
+			o.Token = catalog.StaticToken(token)
+		}
+		return o
+	}
+	c, err := catalog.New(base, opts(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := catalog.New(base, opts(&catalog.Limits{}))
+	cat := fmt.Sprintf("dsrefuse_%d", time.Now().UnixNano())
+	if _, err := c.CreateCatalog(ctx, catalog.CreateCatalogRequest{Name: cat}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.DeleteCatalog(context.Background(), cat, true) })
+	if _, err := c.CreateSchema(ctx, catalog.CreateSchemaRequest{Name: "s", CatalogName: cat}); err != nil {
+		t.Fatal(err)
+	}
+	name := catalog.TableName{Catalog: cat, Schema: "s", Table: "t"}
+	long := catalog.StructField{Name: "id", Type: catalog.DataType{Primitive: "long"}, Metadata: map[string]any{}}
+	created, err := c.CreateTable(ctx, cat, "s", catalog.CreateTableRequest{
+		Name: "t", Location: "file://" + t.TempDir() + "/t", TableType: catalog.TableTypeExternal,
+		Columns: catalog.StructType{Fields: []catalog.StructField{long}}, Protocol: catalog.Protocol{MinReaderVersion: 1, MinWriterVersion: 2},
+		LastCommitTimestampMs: 1700000000000,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := created.Metadata
+	req := func(u catalog.Update) catalog.UpdateTableRequest {
+		return catalog.UpdateTableRequest{Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: md.TableUUID}, catalog.AssertEtag{Etag: md.Etag}}, Updates: []catalog.Update{u}}
+	}
+	cols := func(fs ...catalog.StructField) catalog.Update {
+		return catalog.SetColumns{Columns: catalog.StructType{Fields: fs}}
+	}
+	named := func(n string) catalog.StructField { f := long; f.Name = n; return f }
+	dec := named("d")
+	dec.Type = catalog.DataType{Primitive: "decimal(39,2)"}
+	for _, c400 := range []struct {
+		name, msg string
+		up        catalog.Update
+	}{
+		{"case-insensitive duplicate", "Duplicate field name (case-insensitive)", cols(named("id"), named("ID"))},
+		{"empty name", "name is required", cols(named(""))},
+		{"decimal precision", "precision must be in [0, 38]", cols(dec)},
+		{"partition column", "partition-columns references unknown column: nope", catalog.SetPartitionColumns{Columns: []string{"nope"}}},
+	} {
+		_, err := c.UpdateTable(ctx, name, req(c400.up))
+		r, ok := catalog.AsRefusal(err)
+		if !ok || r.Status != 400 || r.Type != "InvalidParameterValueException" || !strings.Contains(r.Message, c400.msg) || r.PreFlight {
+			t.Errorf("%s: err = %v, refusal %+v", c400.name, err, r)
+		}
+	}
+	tooLong := catalog.SetProperties{Updates: map[string]string{strings.Repeat("k", 256): "v"}}
+	sent.Store(0)
+	_, err = c.UpdateTable(ctx, name, req(tooLong))
+	if r, ok := catalog.AsRefusal(err); !ok || !r.PreFlight || sent.Load() != 0 {
+		t.Errorf("pre-flight: err = %v, refusal %+v, %d requests sent", err, r, sent.Load())
+	}
+	_, err = raw.UpdateTable(ctx, name, req(tooLong))
+	if r, ok := catalog.AsRefusal(err); !ok || r.Status != 500 || r.Type != catalog.TypeValueTooLong || sent.Load() != 1 {
+		t.Errorf("without pre-flight: err = %v, refusal %+v, %d requests sent (want 1)", err, r, sent.Load())
+	}
+	after, err := c.LoadTable(ctx, name)
+	if err != nil || after.Metadata.Etag != md.Etag {
+		t.Errorf("a refused update changed the record: %v, etag %s -> %s", err, md.Etag, after.Metadata.Etag)
+	}
+}
+
+func TestRefusalsUCTest(t *testing.T) {
+	srv := spectest.NewForTest(t)
+	runRefusals(t, srv.URL(), "")
+}
+
+func TestRefusalsRealServer(t *testing.T) {
+	url := os.Getenv("DELTASYNC_UC_URL")
+	if url == "" {
+		if os.Getenv("DELTASYNC_REQUIRE_UC") == "1" {
+			t.Fatal("DELTASYNC_UC_URL is not set (no real Unity Catalog server; see .ci/setup-uc.sh)")
+		}
+		t.Skip("DELTASYNC_UC_URL not set: no real Unity Catalog server (see .ci/setup-uc.sh)")
+	}
+	runRefusals(t, url, os.Getenv("DELTASYNC_UC_TOKEN"))
+}

@@ -179,8 +179,11 @@ func (l Limits) clustering(c *[][]string) error {
 	return nil
 }
 
+// Limits returns the widths the client checks before sending (Options.Limits).
+func (c *Client) Limits() Limits { return c.limits() }
+
 func (c *Client) limits() Limits {
-	if c.opts.Limits == nil {
+	if c == nil || c.opts.Limits == nil {
 		return UCLimits
 	}
 	return *c.opts.Limits

@@ -108,6 +108,9 @@ func (res *Result) fail(err error) Result {
 		p = &problem{outcome: OutcomeFailed, reason: ReasonInternal, err: err}
 	}
 	res.Outcome, res.Status, res.ErrorReason, res.Reason = p.outcome, StatusUnknown, p.reason, err.Error()
+	if p.reason == ReasonRefused {
+		res.Status = StatusOutOfSync // compared: the drift stands, the catalog will not take it
+	}
 	return *res
 }
 

@@ -43,6 +43,9 @@ type Result struct {
 	NotApplied bool `json:"not_applied,omitempty"`
 	// Updates are the typed actions behind Actions.
 	Updates []catalog.Update `json:"-"`
+	// Refused is the catalog's answer when it refused the update (or its
+	// pre-flight check did); ErrorReason is then ReasonRefused.
+	Refused *catalog.Refusal `json:"refused,omitempty"`
 }
 
 // Reconcile brings one table's catalog record in line with its log, or
@@ -125,6 +128,9 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 		res.Updates = plan.Updates(log)
 		res.Actions = actionNames(res.Updates)
 		if r.opts.DryRun {
+			if err := r.preflight(&res); err != nil {
+				return res.fail(err)
+			}
 			res.Outcome, res.Status, res.WouldUpdate = OutcomeFlagged, StatusOutOfSync, true
 			res.Reason = whyDryRun + strings.Join(res.Actions, ", ")
 			return res
@@ -248,7 +254,7 @@ func (r *Reconciler) apply(ctx context.Context, t Target, rec *Record, log LogSt
 	if _, err := r.opts.Catalog.UpdateTable(ctx, t.Name, req); err != nil {
 		if !catalog.IsConflict(err) {
 			res.NotApplied = true
-			return nil, failed(ReasonCatalog, err)
+			return nil, writeFailed(res, err)
 		}
 		r.opts.Metrics.recordError(ReasonConflict)
 		if attempt < r.opts.MaxAttempts {

@@ -32,6 +32,9 @@ type Options struct {
 	Concurrency int
 	// Backoff spaces out retries of failing tables across cycles.
 	Backoff Backoff
+	// RefusalBackoff spaces out retries of tables whose update the catalog
+	// refused (default DefaultRefusalBackoff).
+	RefusalBackoff Backoff
 	// DryRun never writes: drift that would be synced is reported instead.
 	DryRun bool
 	// MaxAttempts bounds reload-and-replan rounds after an etag conflict (default 3).
@@ -119,6 +122,9 @@ func New(opts Options) (*Reconciler, error) {
 	}
 	if opts.Backoff.Initial <= 0 {
 		opts.Backoff = DefaultBackoff()
+	}
+	if opts.RefusalBackoff.Initial <= 0 {
+		opts.RefusalBackoff = DefaultRefusalBackoff()
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -333,7 +339,7 @@ func (r *Reconciler) record(res Result) {
 	// s.Table stays: it is res.Table, and the same string as the
 	// table's key, where res.Table is a copy made for this cycle.
 	s.Type, s.Mode = tableType(res.Type), res.Mode
-	s.Status, s.Outcome, s.Reason = res.Status, res.Outcome, res.Reason
+	s.Status, s.Outcome, s.Reason, s.ErrorReason = res.Status, res.Outcome, res.Reason, res.ErrorReason
 	s.Drift = nil
 	// Drift is what still differs: a confirmed sync leaves none, although
 	// the result keeps the plan it fixed for the report.
@@ -362,6 +368,10 @@ func (r *Reconciler) record(res Result) {
 		s.Failures++
 		s.LastError = res.Reason
 		s.NextAttempt = now.Add(r.opts.Backoff.Delay(s.Failures))
+	case res.ErrorReason == ReasonRefused:
+		s.Failures++
+		s.LastError = res.Reason
+		s.NextAttempt = now.Add(r.opts.RefusalBackoff.Delay(s.Failures))
 	case res.ErrorReason != "": // flagged for a problem (unreadable log, unsupported types)
 		s.Failures, s.NextAttempt, s.LastError = 0, time.Time{}, res.Reason
 	default:

@@ -71,6 +71,9 @@ type SummaryCounts struct {
 	Failed      int `json:"failed"`
 	Skipped     int `json:"skipped"`
 	BackingOff  int `json:"backing_off"`
+	// Refused counts the flagged tables whose update the catalog refused
+	// (ErrorReason refused); the JSON summary has it only when non-zero.
+	Refused int `json:"refused,omitempty"`
 }
 
 // Counts returns the cycle's summary counts.
@@ -86,6 +89,9 @@ func (r *Report) Counts() SummaryCounts {
 			c.Synced++
 		case res.Outcome == OutcomeFlagged:
 			c.Flagged++
+			if res.ErrorReason == ReasonRefused {
+				c.Refused++
+			}
 		case res.Outcome == OutcomeFailed:
 			c.Failed++
 		}
@@ -104,6 +110,9 @@ func (r *Report) Summary() string {
 	}
 	s := fmt.Sprintf("%d tables: %d unchanged, %s, %d flagged, %d failed in %s",
 		c.Tables, c.Unchanged, middle, c.Flagged, c.Failed, r.Duration.Round(100*time.Millisecond))
+	if c.Refused > 0 {
+		s += fmt.Sprintf(", %d refused", c.Refused)
+	}
 	if c.Skipped > 0 {
 		s += fmt.Sprintf(", %d skipped", c.Skipped)
 	}
@@ -166,6 +175,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	c := r.Counts()
 	j.Summary = map[string]int{"tables": c.Tables, string(OutcomeUnchanged): c.Unchanged, string(OutcomeFlagged): c.Flagged,
 		string(OutcomeFailed): c.Failed, "skipped": c.Skipped, "backing_off": c.BackingOff}
+	if c.Refused > 0 {
+		j.Summary["refused"] = c.Refused
+	}
 	if r.DryRun {
 		j.Summary[string(OutcomeWouldUpdate)] = c.WouldUpdate
 	} else {

@@ -5,13 +5,16 @@ import "time"
 // TableStatus is the latest known state of one table, as shown on the status
 // page and in metrics. It is a value: Reconciler.Status returns copies.
 type TableStatus struct {
-	Table           string      `json:"table"`
-	Type            string      `json:"table_type"` // MANAGED | EXTERNAL | "" when unknown
-	Mode            Mode        `json:"mode"`
-	Status          Status      `json:"sync_status"`
-	Outcome         Outcome     `json:"outcome"`
-	Drift           []DriftKind `json:"drift,omitempty"`
-	Reason          string      `json:"reason,omitempty"`
+	Table   string      `json:"table"`
+	Type    string      `json:"table_type"` // MANAGED | EXTERNAL | "" when unknown
+	Mode    Mode        `json:"mode"`
+	Status  Status      `json:"sync_status"`
+	Outcome Outcome     `json:"outcome"`
+	Drift   []DriftKind `json:"drift,omitempty"`
+	Reason  string      `json:"reason,omitempty"`
+	// ErrorReason is the last reconcile's (e.g. "refused": the catalog
+	// refused the update, and Failures counts the refusals in a row).
+	ErrorReason     ErrorReason `json:"error_reason,omitempty"`
 	LogVersion      *int64      `json:"log_version,omitempty"`
 	CatalogVersion  *int64      `json:"catalog_version,omitempty"`
 	LastSync        time.Time   `json:"last_sync,omitzero"`  // last time seen in sync (unchanged or synced)

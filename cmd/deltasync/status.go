@@ -96,6 +96,8 @@ type statusRow struct {
 	OutOfSyncCycles int
 	Failures        int
 	NextAttempt     statusTime
+	// Refused: the catalog refused the table's update (Failures times).
+	Refused bool
 }
 
 // statusTime is a timestamp shown as "12s ago" with the exact time in the
@@ -171,6 +173,7 @@ func newStatusRow(s sync.TableStatus, now time.Time) statusRow {
 		OutOfSyncCycles: s.OutOfSyncCycles,
 		Failures:        s.Failures,
 		NextAttempt:     newStatusTime(s.NextAttempt, now),
+		Refused:         s.ErrorReason == sync.ReasonRefused,
 	}
 	for _, k := range s.Drift {
 		row.Drift = append(row.Drift, string(k))

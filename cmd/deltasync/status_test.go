@@ -309,3 +309,22 @@ func TestStatusPageGolden(t *testing.T) {
 		t.Errorf("status page differs from %s (-want +got); rerun with -update if intended:\n%s", golden, diff)
 	}
 }
+
+// A table whose update the catalog refused says so, with when it is tried
+// again (a long backoff), not that it failed.
+func TestStatusPageRefused(t *testing.T) {
+	now := statusNow
+	_, body := getStatusPage(t, []sync.TableStatus{{
+		Table: "main.sales.refused", Status: sync.StatusOutOfSync, Outcome: sync.OutcomeFlagged, ErrorReason: sync.ReasonRefused,
+		LastError: "refused by the catalog (HTTP 400 InvalidParameterValueException: Duplicate field name)", Failures: 2,
+		NextAttempt: now.Add(2 * time.Hour), LastCycle: now,
+	}})
+	for _, s := range []string{"refused by the catalog 2 time(s) in a row; next try", "Duplicate field name"} {
+		if !strings.Contains(body, s) {
+			t.Errorf("page lacks %q", s)
+		}
+	}
+	if strings.Contains(body, "failure(s) in a row") {
+		t.Error("a refusal is shown as failures")
+	}
+}

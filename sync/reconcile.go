@@ -111,6 +111,9 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 		}
 		recs.before, recs.after = &rec, nil
 		plan := Diff(log, rec, r.opts.Diff)
+		if flagCatalogManagedLog(&res, &rec, &log, plan) {
+			return res
+		}
 		if plan.Empty() {
 			res.Outcome, res.Status, res.Plan = OutcomeUnchanged, StatusSynced, nil
 			recs.after = &rec

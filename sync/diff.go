@@ -102,6 +102,11 @@ func (r *Record) Managed() bool {
 type DiffOptions struct {
 	// IgnoreProperties are keys (path.Match globs) never compared or synced.
 	IgnoreProperties []string
+	// IgnoreFieldMetadata are field-metadata keys (path.Match globs) left
+	// out of the schema comparison, in addition to
+	// DefaultIgnoreFieldMetadata. A schema update still sends them as the
+	// log has them.
+	IgnoreFieldMetadata []string
 }
 
 // Plan is the typed difference between a table's log and its catalog
@@ -215,7 +220,7 @@ func (p Plan) Empty() bool {
 func Diff(log LogState, rec Record, opts DiffOptions) Plan {
 	md := rec.Table.Metadata
 	p := Plan{Table: rec.Name.String()}
-	p.Schema, p.Unsupported, p.Problems = diffSchema(&log, &rec)
+	p.Schema, p.Unsupported, p.Problems = diffSchema(&log, &rec, ignoredFieldMetadata(opts.IgnoreFieldMetadata))
 	if !slices.Equal(nonNil(log.PartitionColumns), nonNil(md.PartitionColumns)) {
 		p.Partitioning = &PartitioningChange{Log: nonNil(log.PartitionColumns), Catalog: nonNil(md.PartitionColumns)}
 	}
@@ -250,8 +255,10 @@ func nonNil(s []string) []string {
 
 // diffSchema compares the log's schemaString with the catalog's columns in
 // the catalog model: names, types (nested), nullability and field metadata
-// (column-mapping ids and physical names, comments, ...), exactly.
-func diffSchema(log *LogState, rec *Record) (*SchemaChange, []string, []string) {
+// (column-mapping ids and physical names, comments, ...), exactly, but for
+// the ignored field-metadata keys (table state, see
+// DefaultIgnoreFieldMetadata).
+func diffSchema(log *LogState, rec *Record, ignored fieldMetadataIgnored) (*SchemaChange, []string, []string) {
 	cat := rec.Table.Metadata.Columns
 	// The usual case, a table in sync: the catalog's columns written in the
 	// log's form are the log's schemaString byte for byte (Spark and
@@ -273,10 +280,11 @@ func diffSchema(log *LogState, rec *Record) (*SchemaChange, []string, []string) 
 		return nil, nil, []string{fmt.Sprintf("log schemaString: %v", err)}
 	}
 	unsupported := catalog.UnsupportedTypes(want)
-	if equalStruct(&want, &cat) {
+	sw, sc := ignored.strip(&want), ignored.strip(&cat)
+	if equalStruct(sw, sc) {
 		return nil, unsupported, nil
 	}
-	return &SchemaChange{Log: want, Catalog: cat, Details: schemaDetails(want, cat)}, unsupported, nil
+	return &SchemaChange{Log: want, Catalog: cat, Details: schemaDetails(*sw, *sc)}, unsupported, nil
 }
 
 func equalStruct(a, b *catalog.StructType) bool {

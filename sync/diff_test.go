@@ -195,7 +195,7 @@ func TestDiffSchemaAsTheCatalogWritesIt(t *testing.T) {
 		}
 		wantUnsupported := catalog.UnsupportedTypes(cols)
 		for _, s := range []string{schema, canonical} {
-			change, unsupported, problems := diffSchema(&LogState{SchemaString: s}, recordOf(cols))
+			change, unsupported, problems := diffSchema(&LogState{SchemaString: s}, recordOf(cols), nil)
 			if change != nil || problems != nil {
 				t.Errorf("%s: change %+v, problems %v; want none", s, change, problems)
 			}
@@ -207,7 +207,7 @@ func TestDiffSchemaAsTheCatalogWritesIt(t *testing.T) {
 		other := cols
 		other.Fields = append([]catalog.StructField(nil), cols.Fields...)
 		other.Fields[0].Nullable = !other.Fields[0].Nullable
-		if change, _, _ := diffSchema(&LogState{SchemaString: canonical}, recordOf(other)); change == nil {
+		if change, _, _ := diffSchema(&LogState{SchemaString: canonical}, recordOf(other), nil); change == nil {
 			t.Errorf("%s: a catalog column with another nullability shows no schema change", canonical)
 		}
 	}

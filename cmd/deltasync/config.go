@@ -27,12 +27,15 @@ type config struct {
 	Catalog          catalogConfig `json:"catalog"`
 	Tables           []tableRule   `json:"tables,omitempty"`
 	IgnoreProperties []string      `json:"ignore_properties,omitempty"`
-	Credentials      string        `json:"credentials"`
-	Schedule         string        `json:"schedule"`
-	Jitter           duration      `json:"jitter"`
-	Concurrency      int           `json:"concurrency"`
-	ResyncInterval   duration      `json:"resync_interval"`
-	Backoff          backoffConfig `json:"backoff"`
+	// IgnoreFieldMetadata are field-metadata key globs left out of the
+	// schema comparison, besides sync.DefaultIgnoreFieldMetadata.
+	IgnoreFieldMetadata []string      `json:"ignore_field_metadata,omitempty"`
+	Credentials         string        `json:"credentials"`
+	Schedule            string        `json:"schedule"`
+	Jitter              duration      `json:"jitter"`
+	Concurrency         int           `json:"concurrency"`
+	ResyncInterval      duration      `json:"resync_interval"`
+	Backoff             backoffConfig `json:"backoff"`
 	// MaxCycleDuration: run's /readyz answers 503 while a cycle has been
 	// running longer than this (0: never).
 	MaxCycleDuration duration      `json:"max_cycle_duration"`
@@ -314,6 +317,11 @@ func (c *config) validateTables() problems {
 	for _, g := range c.IgnoreProperties {
 		if _, err := path.Match(g, ""); err != nil {
 			p.add("ignore_properties %q: %v", g, err)
+		}
+	}
+	for _, g := range c.IgnoreFieldMetadata {
+		if _, err := path.Match(g, ""); err != nil {
+			p.add("ignore_field_metadata %q: %v", g, err)
 		}
 	}
 	if c.Credentials != "vended" && c.Credentials != "ambient" {

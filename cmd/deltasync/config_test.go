@@ -277,3 +277,15 @@ func TestTableRuleErrorsNameTheirKeys(t *testing.T) {
 		t.Errorf("the library's own naming leaked into the config's errors:\n%s", all)
 	}
 }
+
+func TestIgnoreFieldMetadataKey(t *testing.T) {
+	dir := t.TempDir()
+	good := writeFile(t, dir, "good.yaml", "catalog: {url: \"http://c/api/2.1/unity-catalog\"}\ntables: [{include: [\"a.*.*\"]}]\nignore_field_metadata: [\"x.stats.*\"]\n")
+	if code, out, errOut := runCLI(t, nil, "check-config", "--config", good); code != 0 || !strings.Contains(out, "x.stats.*") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+	bad := writeFile(t, dir, "bad.yaml", "catalog: {url: \"http://c/api/2.1/unity-catalog\"}\ntables: [{include: [\"a.*.*\"]}]\nignore_field_metadata: [\"x[\"]\n")
+	if code, _, errOut := runCLI(t, nil, "check-config", "--config", bad); code != 1 || !strings.Contains(errOut, `ignore_field_metadata "x["`) {
+		t.Errorf("bad glob: exit %d\n%s", code, errOut)
+	}
+}

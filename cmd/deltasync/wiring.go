@@ -288,7 +288,7 @@ func (c *cli) newApp(cfg config, mode appMode) (*app, error) {
 		Catalog: a.client, Selector: sel, Shard: shard, Storage: storage,
 		LogOptions:        []deltalog.Option{deltalog.WithMaxLoadBytes(cfg.Storage.MaxLoadMiB << 20)},
 		VendedCredentials: cfg.Credentials == "vended",
-		Diff:              sync.DiffOptions{IgnoreProperties: cfg.IgnoreProperties},
+		Diff:              sync.DiffOptions{IgnoreProperties: cfg.IgnoreProperties, IgnoreFieldMetadata: cfg.IgnoreFieldMetadata},
 		Concurrency:       cfg.Concurrency,
 		ResyncInterval:    time.Duration(cfg.ResyncInterval),
 		Backoff:           sync.Backoff{Initial: time.Duration(cfg.Backoff.Initial), Max: time.Duration(cfg.Backoff.Max)},

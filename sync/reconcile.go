@@ -128,6 +128,10 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 			res.Outcome, res.Status, res.Reason, res.ErrorReason = OutcomeFlagged, d.status, d.reason, d.errorReason
 			return res
 		}
+		if r.holdWatermark(&rec, &plan) {
+			res.Outcome, res.Status = OutcomeUnchanged, StatusSynced // watermark_updates holds it back
+			return res
+		}
 		res.Updates = plan.Updates(log)
 		res.Actions = actionNames(res.Updates)
 		if r.opts.DryRun {

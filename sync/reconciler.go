@@ -32,6 +32,9 @@ type Options struct {
 	Concurrency int
 	// Backoff spaces out retries of failing tables across cycles.
 	Backoff Backoff
+	// WatermarkUpdates says when a watermark-only update is sent
+	// (default WatermarkEveryCycle).
+	WatermarkUpdates WatermarkUpdates
 	// RefusalBackoff spaces out retries of tables whose update the catalog
 	// refused (default DefaultRefusalBackoff).
 	RefusalBackoff Backoff

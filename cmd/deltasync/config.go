@@ -29,13 +29,16 @@ type config struct {
 	IgnoreProperties []string      `json:"ignore_properties,omitempty"`
 	// IgnoreFieldMetadata are field-metadata key globs left out of the
 	// schema comparison, besides sync.DefaultIgnoreFieldMetadata.
-	IgnoreFieldMetadata []string      `json:"ignore_field_metadata,omitempty"`
-	Credentials         string        `json:"credentials"`
-	Schedule            string        `json:"schedule"`
-	Jitter              duration      `json:"jitter"`
-	Concurrency         int           `json:"concurrency"`
-	ResyncInterval      duration      `json:"resync_interval"`
-	Backoff             backoffConfig `json:"backoff"`
+	IgnoreFieldMetadata []string `json:"ignore_field_metadata,omitempty"`
+	// WatermarkUpdates: every_cycle (default), with_changes or a duration
+	// (see sync.WatermarkUpdates).
+	WatermarkUpdates string        `json:"watermark_updates,omitempty"`
+	Credentials      string        `json:"credentials"`
+	Schedule         string        `json:"schedule"`
+	Jitter           duration      `json:"jitter"`
+	Concurrency      int           `json:"concurrency"`
+	ResyncInterval   duration      `json:"resync_interval"`
+	Backoff          backoffConfig `json:"backoff"`
 	// MaxCycleDuration: run's /readyz answers 503 while a cycle has been
 	// running longer than this (0: never).
 	MaxCycleDuration duration      `json:"max_cycle_duration"`
@@ -318,6 +321,9 @@ func (c *config) validateTables() problems {
 		if _, err := path.Match(g, ""); err != nil {
 			p.add("ignore_properties %q: %v", g, err)
 		}
+	}
+	if _, err := sync.ParseWatermarkUpdates(c.WatermarkUpdates); err != nil {
+		p.add("watermark_updates %v", err)
 	}
 	for _, g := range c.IgnoreFieldMetadata {
 		if _, err := path.Match(g, ""); err != nil {

@@ -289,3 +289,17 @@ func TestIgnoreFieldMetadataKey(t *testing.T) {
 		t.Errorf("bad glob: exit %d\n%s", code, errOut)
 	}
 }
+
+func TestWatermarkUpdatesKey(t *testing.T) {
+	dir := t.TempDir()
+	for _, v := range []string{"every_cycle", "with_changes", "15m"} {
+		cfg := writeFile(t, dir, v+".yaml", "catalog: {url: \"http://c/api/2.1/unity-catalog\"}\ntables: [{include: [\"a.*.*\"]}]\nwatermark_updates: "+v+"\n")
+		if code, out, errOut := runCLI(t, nil, "check-config", "--config", cfg); code != 0 || !strings.Contains(out, "watermark_updates: "+v) {
+			t.Errorf("%s: exit %d\n%s%s", v, code, out, errOut)
+		}
+	}
+	bad := writeFile(t, dir, "bad.yaml", "catalog: {url: \"http://c/api/2.1/unity-catalog\"}\ntables: [{include: [\"a.*.*\"]}]\nwatermark_updates: sometimes\n")
+	if code, _, errOut := runCLI(t, nil, "check-config", "--config", bad); code != 1 || !strings.Contains(errOut, "watermark_updates") {
+		t.Errorf("bad value: exit %d\n%s", code, errOut)
+	}
+}

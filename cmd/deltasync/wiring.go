@@ -289,6 +289,7 @@ func (c *cli) newApp(cfg config, mode appMode) (*app, error) {
 		LogOptions:        []deltalog.Option{deltalog.WithMaxLoadBytes(cfg.Storage.MaxLoadMiB << 20)},
 		VendedCredentials: cfg.Credentials == "vended",
 		Diff:              sync.DiffOptions{IgnoreProperties: cfg.IgnoreProperties, IgnoreFieldMetadata: cfg.IgnoreFieldMetadata},
+		WatermarkUpdates:  watermarkUpdates(cfg.WatermarkUpdates),
 		Concurrency:       cfg.Concurrency,
 		ResyncInterval:    time.Duration(cfg.ResyncInterval),
 		Backoff:           sync.Backoff{Initial: time.Duration(cfg.Backoff.Initial), Max: time.Duration(cfg.Backoff.Max)},
@@ -373,4 +374,10 @@ func writeReport(w io.Writer, rep *sync.Report, format string) error {
 	}
 	_, err = w.Write(buf.Bytes())
 	return err
+}
+
+// watermarkUpdates is cfg's watermark_updates, checked by validate.
+func watermarkUpdates(s string) sync.WatermarkUpdates {
+	w, _ := sync.ParseWatermarkUpdates(s)
+	return w
 }

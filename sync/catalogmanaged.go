@@ -2,9 +2,6 @@ package sync
 
 import (
 	"slices"
-	"strings"
-
-	"github.com/deltasync/deltasync/catalog"
 )
 
 // The Delta protocol's catalogManaged feature (catalogOwned-preview before
@@ -32,14 +29,15 @@ func catalogManagedFeature(log *LogState) string {
 }
 
 // flagCatalogManagedLog flags res when the log is catalog-managed and the
-// record is not a MANAGED table (an EXTERNAL record over such a log), with
+// record is a plain EXTERNAL one (not MANAGED, and without the
+// catalogManaged feature, which makes it watch-only: Record.Managed),with
 // or without drift: nothing is written, and the comparison with the
 // published log says nothing about the table's latest state. It reports
 // whether it did.
 func flagCatalogManagedLog(res *Result, rec *Record, log *LogState, plan Plan) bool {
 	f := catalogManagedFeature(log)
-	if f == "" || strings.EqualFold(rec.Table.Metadata.TableType, catalog.TableTypeManaged) {
-		return false
+	if f == "" || rec.Managed() {
+		return false // a record that knows it is catalog-managed is watch-only already
 	}
 	d := flagDrift(StatusUnknown, ReasonUnsupported, whyCatalogManagedLog, f, textOr(rec.Table.Metadata.TableType, "of no type"))
 	res.Outcome, res.Status, res.Reason, res.ErrorReason = OutcomeFlagged, d.status, d.reason, d.errorReason

@@ -122,6 +122,9 @@ type Plan struct {
 	Comment      *ValueChange        `json:"comment,omitempty"`
 	Location     *ValueChange        `json:"location,omitempty"`
 	Version      *VersionChange      `json:"version,omitempty"`
+	// Uniform is read-only drift of the UniForm Iceberg pointer: reported,
+	// never written, and left out of MetadataDrift and Empty.
+	Uniform *UniformDrift `json:"uniform,omitempty"`
 	// Unsupported lists log types the catalog cannot store ("path: type");
 	// such a table is flagged, never synced.
 	Unsupported []string `json:"unsupported,omitempty"`
@@ -198,6 +201,7 @@ func (p Plan) Kinds() []DriftKind {
 	add(p.Comment != nil, KindComment)
 	add(p.Location != nil, KindLocation)
 	add(p.Version != nil, KindVersion)
+	add(p.Uniform != nil, KindUniform)
 	return k
 }
 
@@ -240,6 +244,7 @@ func Diff(log LogState, rec Record, opts DiffOptions) Plan {
 	} else if rec.StorageLocation != "" && location.Normalize(rec.StorageLocation) != location.Normalize(md.Location) {
 		p.Location = &ValueChange{Log: md.Location, Catalog: rec.StorageLocation}
 	}
+	p.Uniform = diffUniform(&log, &rec)
 	if !rec.Managed() && (md.LastCommitVersion == nil || *md.LastCommitVersion != log.Version) {
 		p.Version = &VersionChange{Log: log.Version, LogTimestampMs: log.CommitTimestamp, Catalog: md.LastCommitVersion, Recreated: log.Recreated}
 	}

@@ -66,7 +66,7 @@ const (
 
 // driftKinds are the label values of deltasync_table_drift; a table has a
 // series (1) for each kind that differs and none for the others.
-var driftKinds = []DriftKind{KindSchema, KindPartitioning, KindClustering, KindProtocol, KindProperties, KindComment, KindLocation}
+var driftKinds = []DriftKind{KindSchema, KindPartitioning, KindClustering, KindProtocol, KindProperties, KindComment, KindLocation, KindUniform}
 
 // The reasons a table with drift is flagged rather than written.
 const (

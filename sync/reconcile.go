@@ -90,13 +90,17 @@ func (r *Reconciler) reconcile(ctx context.Context, t Target) Result {
 	}
 	var recs records
 	res := r.reconcileFull(ctx, st, t, &recs)
+	noteUniform(&res, recs.uniform)
 	r.remember(st, t, &res, recs.before, recs.after)
 	return res
 }
 
 // records are the catalog records a full reconcile read: before is the
 // latest read before deciding, after the one that confirmed the verdict.
-type records struct{ before, after *Record }
+type records struct {
+	before, after *Record
+	uniform       *UniformDrift // read-only drift of the last plan (noteUniform)
+}
 
 // reconcileFull re-reads both sides of the table (load), compares them and
 // decides what the difference calls for (decide), and writes it (apply).
@@ -111,6 +115,7 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 		}
 		recs.before, recs.after = &rec, nil
 		plan := Diff(log, rec, r.opts.Diff)
+		recs.uniform = plan.Uniform
 		if flagCatalogManagedLog(&res, &rec, &log, plan) {
 			return res
 		}

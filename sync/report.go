@@ -277,6 +277,9 @@ func writePlan(b *strings.Builder, p *Plan) {
 	if p.Location != nil {
 		fmt.Fprintf(b, "  location: catalog %s, log read at %s\n", p.Location.Catalog, p.Location.Log)
 	}
+	if p.Uniform != nil {
+		fmt.Fprintf(b, "  uniform: Iceberg pointer at %s, log at %d (read-only, never written)\n", formatVersion(p.Uniform.ConvertedVersion), p.Uniform.LogVersion)
+	}
 	if p.Version != nil {
 		fmt.Fprintf(b, "  version: catalog %s -> log %d\n", formatVersion(p.Version.Catalog), p.Version.Log)
 		if p.Version.Recreated != "" {

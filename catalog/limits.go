@@ -43,9 +43,11 @@ var UCLimits = Limits{Name: 255, Property: 255, Comment: 65535}
 // err, ErrRefused) holds.
 type LimitError struct {
 	Operation string
-	What      string
-	Length    int
-	Limit     int
+	// Action is the update action holding the value (updateTable only).
+	Action string
+	What   string
+	Length int
+	Limit  int
 }
 
 func (e *LimitError) Error() string {
@@ -76,7 +78,8 @@ func (l Limits) CheckUpdate(req UpdateTableRequest) error {
 			err = l.clustering(v.Clustering)
 		}
 		if err != nil {
-			err.(*LimitError).Operation = "updateTable"
+			le := err.(*LimitError)
+			le.Operation, le.Action = "updateTable", u.Action()
 			return err
 		}
 	}

@@ -58,6 +58,9 @@ type Refusal struct {
 	Message   string `json:"message"`
 	Operation string `json:"operation,omitempty"`
 	PreFlight bool   `json:"pre_flight,omitempty"`
+	// Action is the update action the refusal is about, when the client
+	// can tell (a pre-flight refusal always; see RefusedAction).
+	Action string `json:"action,omitempty"`
 }
 
 // AsRefusal returns the refusal err carries, if errors.Is(err, ErrRefused).
@@ -67,7 +70,7 @@ func AsRefusal(err error) (Refusal, bool) {
 	}
 	var le *LimitError
 	if errors.As(err, &le) {
-		return Refusal{Type: TypeValueTooLong, Message: le.Error(), Operation: le.Operation, PreFlight: true}, true
+		return Refusal{Type: TypeValueTooLong, Message: le.Error(), Operation: le.Operation, PreFlight: true, Action: le.Action}, true
 	}
 	if e, ok := asAPIError(err); ok {
 		r := Refusal{Status: e.Status, Type: e.Type, Message: e.Message, Operation: e.Operation}
@@ -77,4 +80,45 @@ func AsRefusal(err error) (Refusal, bool) {
 		return r, true
 	}
 	return Refusal{Type: "refused", Message: err.Error()}, true
+}
+
+// RefusedAction names the one update action of req a refusal is about, or
+// "" when it cannot be told: the pre-flight check's action, or an action
+// the server's message names (UC's validation messages start with the
+// path of the bad value: "columns.fields[1]…", "partition-columns …";
+// Databricks refuses "Update to Delta domain metadata delta.clustering").
+func RefusedAction(r Refusal, req UpdateTableRequest) string {
+	has := map[string]bool{}
+	for _, u := range req.Updates {
+		if u != nil {
+			has[u.Action()] = true
+		}
+	}
+	if r.Action != "" {
+		if has[r.Action] {
+			return r.Action
+		}
+		return ""
+	}
+	m := r.Message
+	var a string
+	switch {
+	case strings.Contains(m, "domain metadata") || strings.Contains(m, "set-domain-metadata"):
+		a = "set-domain-metadata"
+	case strings.Contains(m, "partition-columns"):
+		a = "set-partition-columns"
+	case strings.HasPrefix(m, "columns") || strings.Contains(m, "set-columns") || strings.Contains(m, "Duplicate field name") ||
+		strings.Contains(m, "NAME CHARACTER VARYING"):
+		a = "set-columns"
+	case strings.Contains(m, "PROPERTY_KEY") || strings.Contains(m, "PROPERTY_VALUE") || strings.Contains(m, "set-properties"):
+		a = "set-properties"
+	case strings.Contains(m, "set-protocol"):
+		a = "set-protocol"
+	case strings.Contains(m, "set-table-comment"):
+		a = "set-table-comment"
+	}
+	if has[a] {
+		return a
+	}
+	return ""
 }

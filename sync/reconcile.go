@@ -266,7 +266,7 @@ func (r *Reconciler) apply(ctx context.Context, t Target, rec *Record, log LogSt
 	if _, err := r.opts.Catalog.UpdateTable(ctx, t.Name, req); err != nil {
 		if !catalog.IsConflict(err) {
 			res.NotApplied = true
-			return nil, writeFailed(res, err)
+			return r.refusedOrSplit(ctx, t, rec, log, res, err)
 		}
 		r.opts.Metrics.recordError(ReasonConflict)
 		if attempt < r.opts.MaxAttempts {

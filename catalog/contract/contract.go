@@ -34,7 +34,7 @@ func WithViolationHeader(name string) Option { return func(o *config) { o.violat
 // Run runs the contract suite against the server at baseURL (ending in
 // /api/2.1/unity-catalog).
 func Run(t *testing.T, baseURL string, opts ...Option) {
-	cfg := config{client: &http.Client{Timeout: 30 * time.Second}}
+	cfg := config{client: defaultClient()}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -199,3 +199,5 @@ func (h *harness) tablePath(schema, table string) string {
 }
 
 func (h *harness) full(schema, table string) string { return h.catalog + "." + schema + "." + table }
+
+func defaultClient() *http.Client { return &http.Client{Timeout: 30 * time.Second} }

@@ -39,3 +39,12 @@ func TestContractRealServer(t *testing.T) {
 		"DELTASYNC_UC_URL is not set; `make uc-up` starts a real Unity Catalog server")
 	Run(t, url, WithToken(os.Getenv("DELTASYNC_UC_TOKEN")))
 }
+
+func TestContractUCTestClusteringRefused(t *testing.T) {
+	srv := spectest.NewServer(uctest.WithClusteringUpdatesRefused())
+	defer srv.Close()
+	RunClusteringRefused(t, srv.URL())
+	if v := srv.Violations(); len(v) > 0 {
+		t.Errorf("API definition violations:\n%v", v)
+	}
+}

@@ -67,3 +67,26 @@ func (h *harness) testRefusals(t *testing.T) {
 		act("set-properties", "updates", map[string]string{long(255): strings.Repeat("é", 255)}),
 		act("set-table-comment", "comment", long(65535)))
 }
+
+// RunClusteringRefused pins the answer Databricks-hosted Unity Catalog
+// gives an outside writer's delta.clustering domain-metadata update (400
+// "Update to Delta domain metadata delta.clustering is not allowed", error
+// code 5115; delta-io/delta PR #7497), which the OSS server accepts. It
+// runs against uctest.WithClusteringUpdatesRefused here; against Databricks
+// itself where one is at hand.
+func RunClusteringRefused(t *testing.T, baseURL string, opts ...Option) {
+	cfg := config{client: defaultClient()}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	h := &harness{cfg: cfg, base: strings.TrimRight(baseURL, "/"), catalog: "deltasync_ct_" + randHex(6)}
+	h.setup(t)
+	md := h.createExternal(t, h.schema, "clustered")
+	tick()
+	h.do(t, "POST", h.tablePath(h.schema, "clustered"), update(str(md["table-uuid"]), str(md["etag"]),
+		act("set-domain-metadata", "updates", map[string]any{"delta.clustering": map[string]any{"clusteringColumns": [][]string{{"id"}}}}))).
+		deltaError(t, 400, "InvalidParameterValueException", "Update to Delta domain metadata delta.clustering is not allowed", "clustering update")
+	// The other actions are taken: only the clustering domain is refused.
+	h.step(t, "clustered", md, act("set-properties", "updates", map[string]string{"k": "v"}),
+		act("set-domain-metadata", "updates", map[string]any{"delta.rowTracking": map[string]any{"rowIdHighWaterMark": 5}}))
+}

@@ -85,6 +85,9 @@ type config struct {
 	firstCommitV1  bool
 	managedRoot    string
 	now            func() time.Time
+	// refuseClustering answers set-domain-metadata with delta.clustering as
+	// Databricks does (WithClusteringUpdatesRefused).
+	refuseClustering bool
 }
 
 // Option configures a Server.
@@ -138,6 +141,13 @@ func WithClusteringKey(key string) Option { return func(c *config) { c.clusterin
 // file-name) with 409 CommitVersionConflictException, as the managed-tables
 // spec's recovery section says, instead of the server's 200 no-op (§10.1).
 func WithReplayConflict() Option { return func(c *config) { c.replayConflict = true } }
+
+// WithClusteringUpdatesRefused answers an updateTable whose
+// set-domain-metadata sets delta.clustering as Databricks-hosted Unity
+// Catalog does for outside writers: 400 InvalidParameterValueException
+// "Update to Delta domain metadata delta.clustering is not allowed"
+// (error code 5115; delta-io/delta PR #7497). The OSS server accepts it.
+func WithClusteringUpdatesRefused() Option { return func(c *config) { c.refuseClustering = true } }
 
 // WithFirstCommitV1 rejects a first add-commit whose version is not 1, as the
 // spec says; the server accepts any positive version (§10.3).

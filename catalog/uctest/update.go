@@ -371,6 +371,9 @@ func (s *Server) applyMetadata(t *Table, u *updateRequest) *apiError {
 		if aerr != nil {
 			return aerr
 		}
+		if s.cfg.refuseClustering && du.Clustering != nil {
+			return invalid("Update to Delta domain metadata delta.clustering is not allowed. (error code 5115)")
+		}
 		s.applyDomains(t.Properties, du)
 	}
 	if u.has["remove-domain-metadata"] && u.domainsToDel != nil {

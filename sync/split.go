@@ -1,0 +1,85 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/deltasync/deltasync/catalog"
+)
+
+// actionKind is the drift kind each metadata update action fixes.
+var actionKind = map[string]DriftKind{
+	"set-columns":            KindSchema,
+	"set-partition-columns":  KindPartitioning,
+	"set-domain-metadata":    KindClustering,
+	"remove-domain-metadata": KindClustering,
+	"set-protocol":           KindProtocol,
+	"set-properties":         KindProperties,
+	"remove-properties":      KindProperties,
+	"set-table-comment":      KindComment,
+}
+
+const watermarkAction = "update-metadata-snapshot-version"
+
+// refusedOrSplit handles an updateTable refusal (err, already known not
+// to be an etag conflict). When the refusal is about one action the client
+// can name (catalog.RefusedAction) and other metadata actions remain, the
+// update is resent without that action and without the watermark, so
+// the rest still syncs; the table is flagged refused for the kind left
+// out, and retried on RefusalBackoff.
+//
+// The watermark does not advance while a kind is left out: the record
+// would claim a log version whose state (that kind) it does not hold, and
+// a reader trusting the record's version, or deltasync's own check that
+// it never pushes a snapshot older than the record's, would be misled.
+// It advances with the first update the server takes whole.
+func (r *Reconciler) refusedOrSplit(ctx context.Context, t Target, rec *Record, log LogState, res *Result, err error) (*Record, error) {
+	perr := writeFailed(res, err)
+	if res.Refused == nil {
+		return nil, perr
+	}
+	req := catalog.UpdateTableRequest{Updates: res.Updates}
+	action := catalog.RefusedAction(*res.Refused, req)
+	if action == "" {
+		return nil, perr
+	}
+	res.Refused.Action = action
+	rest := slices.DeleteFunc(slices.Clone(res.Updates), func(u catalog.Update) bool {
+		return u.Action() == action || u.Action() == watermarkAction
+	})
+	if len(rest) == 0 {
+		return nil, perr
+	}
+	md := rec.Table.Metadata
+	req = catalog.UpdateTableRequest{
+		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: md.TableUUID}, catalog.AssertEtag{Etag: md.Etag}},
+		Updates:      rest,
+	}
+	names := actionNames(rest)
+	r.logger(ctx).Info("update refused; resending without the refused action and the watermark",
+		zap.String("table", res.Table), zap.String("refused", action), zap.Strings("actions", names))
+	if _, err := r.opts.Catalog.UpdateTable(ctx, t.Name, req); err != nil {
+		return nil, perr // the whole update stays not applied; the first refusal is the news
+	}
+	res.Updates, res.Actions, res.NotApplied = rest, names, false
+	after, err := r.loadRecord(ctx, t.Name, nil)
+	if err != nil {
+		return nil, failed(ReasonCatalog, fmt.Errorf("update sent without %s but reload failed: %w", action, err))
+	}
+	res.CatalogVersion = after.Table.Metadata.LastCommitVersion
+	left := Diff(log, after, r.opts.Diff)
+	res.Plan = &left
+	for _, k := range left.Kinds() {
+		if k != actionKind[action] && k != KindVersion && k != KindUniform {
+			return nil, failed(ReasonInternal, fmt.Errorf("update sent without %s but the catalog still differs in %v", action, left.Kinds()))
+		}
+	}
+	p := perr.(*problem)
+	p.err = fmt.Errorf("%w; resent without %s and the watermark: %s synced, %s stays refused (%s)",
+		p.err, action, strings.Join(names, ", "), action, actionKind[action])
+	return &after, p
+}

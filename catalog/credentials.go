@@ -77,7 +77,7 @@ func (r *CredentialsResponse) ForLocation(location string) (StorageCredential, b
 func (c *Client) ReadCredentials(ctx context.Context, name TableName, location string) (Credentials, error) {
 	resp, err := c.TableCredentials(ctx, name, OperationRead)
 	if err != nil {
-		return Credentials{}, err
+		return Credentials{}, explainDenial(err, name.String())
 	}
 	sc, ok := resp.ForLocation(location)
 	if !ok {
@@ -110,7 +110,7 @@ func (c *Client) TemporaryTableCredentials(ctx context.Context, tableID, operati
 	body := map[string]string{"table_id": tableID, "operation": operation}
 	r := request{op: "generateTemporaryTableCredentials", method: http.MethodPost, path: "/temporary-table-credentials", body: body}
 	if _, err := c.do(ctx, r, &tc); err != nil {
-		return Credentials{}, err
+		return Credentials{}, explainDenial(err, tableID)
 	}
 	var out Credentials
 	if tc.AWS != nil {

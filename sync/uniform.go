@@ -41,7 +41,11 @@ type icebergPointer struct {
 // logEnablesIceberg reports delta.universalFormat.enabledFormats holding
 // iceberg.
 func logEnablesIceberg(conf map[string]string) bool {
-	for _, f := range strings.Split(conf["delta.universalFormat.enabledFormats"], ",") {
+	v := conf["delta.universalFormat.enabledFormats"]
+	if v == "" {
+		return false
+	}
+	for _, f := range strings.Split(v, ",") {
 		if strings.EqualFold(strings.TrimSpace(f), "iceberg") {
 			return true
 		}

@@ -15,10 +15,11 @@ import (
 func TestMaxLoadMiB(t *testing.T) {
 	tc := newTestCatalog(t)
 	dir := tc.register("delta-0.8.0", "big")
-	// A commit whose metaData line (a 3 MiB description) is over 1 MiB.
+	// A commit whose metaData line is over 1 MiB: 3 MiB of format options
+	// (a description that long would be refused before sending: Unity
+	// Catalog stores at most 65,535 characters of comment).
 	commit := `{"commitInfo":{"timestamp":1700000000000}}` + "\n" +
-		`{"metaData":{"id":"big","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[{\"name\":\"value\",\"type\":\"integer\",\"nullable\":true,\"metadata\":{}}]}","partitionColumns":[],"configuration":{},"description":"` +
-		strings.Repeat("d", 3<<20) + `"}}` + "\n"
+		`{"metaData":{"id":"big","format":{"provider":"parquet","options":{"pad":"` + strings.Repeat("d", 3<<20) + `"}},"schemaString":"{\"type\":\"struct\",\"fields\":[{\"name\":\"value\",\"type\":\"integer\",\"nullable\":true,\"metadata\":{}}]}","partitionColumns":[],"configuration":{},"description":"a log line over 1 MiB"}}` + "\n"
 	entries, err := os.ReadDir(filepath.Join(dir, "_delta_log"))
 	if err != nil {
 		t.Fatal(err)

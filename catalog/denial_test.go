@@ -24,7 +24,7 @@ func TestCredentialDenialsSayWhatIsMissing(t *testing.T) {
 		{`{"error_code":"PERMISSION_DENIED","message":"User does not have SELECT on Table 'main.sales.t'"}`, ""},
 	}
 	for _, c := range cases {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(403)
 			fmt.Fprint(w, c.body)

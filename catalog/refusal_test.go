@@ -60,7 +60,7 @@ func TestRefusedClassifiesStatuses(t *testing.T) {
 // every time: it is sent once, not MaxAttempts times.
 func TestValueTooLongIsNotRetried(t *testing.T) {
 	var n atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		n.Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(500)
@@ -69,7 +69,7 @@ func TestValueTooLongIsNotRetried(t *testing.T) {
 	defer srv.Close()
 	c, err := catalog.New(srv.URL+"/api/2.1/unity-catalog", catalog.Options{
 		Limits: &catalog.Limits{}, // no pre-flight: let the server answer
-		Retry:  catalog.RetryPolicy{Sleep: func(ctx context.Context, _ time.Duration) error { return nil }},
+		Retry:  catalog.RetryPolicy{Sleep: func(_ context.Context, _ time.Duration) error { return nil }},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -182,7 +182,7 @@ func (r recordedRequest) viaPresigned(ctx context.Context, client *s3.Client, hc
 // reader, drained.
 func (r recordedRequest) viaBucket(ctx context.Context, bucket *blob.Bucket) error {
 	if r.key == "" {
-		_, err := listLogPages(ctx, bucket, "", strings.TrimPrefix(r.startAfter, "t/"), nil)
+		_, err := listLogPages(ctx, nil, bucket, "", strings.TrimPrefix(r.startAfter, "t/"), nil)
 		return err
 	}
 	key := strings.TrimPrefix(r.key, "t/")

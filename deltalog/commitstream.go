@@ -30,34 +30,44 @@ func (t *Table) readCommit(ctx context.Context, p *logPath, buf []byte, wantComm
 		return nil, nil, fileErr(p.Version, p.Key, 0, err)
 	}
 	start := time.Now()
-	rd, err := t.bucket.NewReader(ctx, t.prefix+p.Key, nil)
-	if err != nil {
+	var perr error
+	opened := false
+	// One GET under the bucket's gate (in-flight limit, throttling backoff).
+	err := t.gate.do(ctx, func() error {
+		fa, data, perr, opened = nil, nil, nil, false
+		rd, err := t.bucket.NewReader(ctx, t.prefix+p.Key, nil)
+		if err != nil {
+			return err
+		}
+		opened = true
+		size := rd.Size()
+		if size >= 0 && size <= streamCommitBytes {
+			if err = b.take(size, "the commit"); err == nil {
+				data, err = readSized(io.LimitReader(rd, streamCommitBytes+1), size, buf)
+				if err == nil && int64(len(data)) > streamCommitBytes {
+					err = reason(ErrCorrupt, "the object grew past %d bytes while read (%d when opened)", streamCommitBytes, size)
+				}
+				if err == nil {
+					fa, perr = parseLines(data, wantCommitInfo)
+				}
+				b.give(size)
+			}
+		} else {
+			fa, err = parseStream(rd, wantCommitInfo, b)
+			var le *lineError
+			if errors.As(err, &le) || errors.Is(err, ErrBudgetExceeded) {
+				perr, err = err, nil
+			}
+		}
+		cerr := rd.Close()
+		if err == nil {
+			err = cerr
+		}
+		return err
+	})
+	if !opened {
 		t.opts.observe("get", start, err)
 		return nil, nil, fileErr(p.Version, p.Key, 0, classifyStoreError(err))
-	}
-	size := rd.Size()
-	var perr error
-	if size >= 0 && size <= streamCommitBytes {
-		if err = b.take(size, "the commit"); err == nil {
-			data, err = readSized(io.LimitReader(rd, streamCommitBytes+1), size, buf)
-			if err == nil && int64(len(data)) > streamCommitBytes {
-				err = reason(ErrCorrupt, "the object grew past %d bytes while read (%d when opened)", streamCommitBytes, size)
-			}
-			if err == nil {
-				fa, perr = parseLines(data, wantCommitInfo)
-			}
-			b.give(size)
-		}
-	} else {
-		fa, err = parseStream(rd, wantCommitInfo, b)
-		var le *lineError
-		if errors.As(err, &le) || errors.Is(err, ErrBudgetExceeded) {
-			perr, err = err, nil
-		}
-	}
-	cerr := rd.Close()
-	if err == nil {
-		err = cerr
 	}
 	t.opts.observe("get", start, err)
 	if err != nil {

@@ -29,7 +29,7 @@ func TestLocalListMatchesFileblob(t *testing.T) {
 			t.Fatal(err)
 		}
 		root := &localRoot{dir: dir}
-		all, err := listLogPages(ctx, fb, "", "", nil)
+		all, err := listLogPages(ctx, nil, fb, "", "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +38,7 @@ func TestLocalListMatchesFileblob(t *testing.T) {
 			starts = append(starts, o.Key)
 		}
 		for _, start := range starts {
-			want, err := listLogPages(ctx, fb, "", start, nil)
+			want, err := listLogPages(ctx, nil, fb, "", start, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -64,7 +64,36 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Table, error) {
 	}
 	t := NewTable(st.b, name, opts...)
 	t.prefix, t.ownsBucket, t.root = st.prefix, !st.shared, root
+	if k := gateKey(rawURL); k != "" {
+		t.gate = gateFor(k)
+	}
 	return t, nil
+}
+
+// gateKey names the bucket of an object-store table URL for its shared
+// in-flight limit and backoff (bucketGate): "s3://bucket", "gs://bucket",
+// "azblob://account/container", with the endpoint where the URL names
+// one (a bucket of the same name elsewhere is another bucket). Local and
+// mem:// URLs have none.
+func gateKey(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	q := u.Query()
+	switch u.Scheme {
+	case "s3":
+		return "s3://" + u.Host + "?endpoint=" + q.Get("endpoint")
+	case "gs":
+		return "gs://" + u.Host
+	case "azblob":
+		account := q.Get("storage_account")
+		if account == "" {
+			account = os.Getenv("AZURE_STORAGE_ACCOUNT")
+		}
+		return "azblob://" + account + "." + q.Get("domain") + "/" + u.Host
+	}
+	return ""
 }
 
 // store is where a table's keys are read: bucket b, under prefix ("" or

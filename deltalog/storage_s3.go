@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -131,7 +132,41 @@ func s3Config(ctx context.Context, q url.Values, ambient bool) (aws.Config, erro
 	if bc, ok := cfg.HTTPClient.(*awshttp.BuildableClient); ok {
 		cfg.HTTPClient = bc.WithTransportOptions(keepFetchConns)
 	}
+	cfg.Retryer = s3Retryer(cfg.Retryer)
 	return cfg, nil
+}
+
+// s3Retryer is the retryer gocloud configured (the SDK's standard one,
+// with no retry quota unless the URL sets rate_limiter_capacity) except
+// that it does not retry throttling: S3's 503 SlowDown is backed off per
+// bucket instead, shared by that bucket's tables (bucketGate). The SDK's
+// per-request retries of it (3 attempts, each request on its own) only
+// added to the load on the throttled bucket, and a burst still failed the
+// Loads that met it (TestS3SlowDownSparesOtherBuckets).
+func s3Retryer(base func() aws.Retryer) func() aws.Retryer {
+	return func() aws.Retryer {
+		var r aws.Retryer
+		if base != nil {
+			r = base()
+		} else {
+			r = retry.NewStandard()
+		}
+		v2, ok := r.(aws.RetryerV2)
+		if !ok {
+			return r
+		}
+		return noThrottleRetry{v2}
+	}
+}
+
+// noThrottleRetry is a retryer that leaves throttling to bucketGate.
+type noThrottleRetry struct{ aws.RetryerV2 }
+
+func (r noThrottleRetry) IsErrorRetryable(err error) bool {
+	if _, ok := s3Throttle(err); ok {
+		return false
+	}
+	return r.RetryerV2.IsErrorRetryable(err)
 }
 
 // readOnlyChecksums turns off the SDK's optional flexible checksums

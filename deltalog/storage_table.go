@@ -36,7 +36,11 @@ func (t *Table) get(ctx context.Context, key string, limit int64) ([]byte, error
 		return nil, err
 	}
 	start := time.Now()
-	data, err := readFileLimited(ctx, t.bucket, t.prefix+key, limit)
+	var data []byte
+	err := t.gate.do(ctx, func() (err error) {
+		data, err = readFileLimited(ctx, t.bucket, t.prefix+key, limit)
+		return err
+	})
 	t.opts.observe("get", start, err)
 	if errors.Is(err, errTooLarge) {
 		return nil, err
@@ -74,7 +78,7 @@ func (t *Table) listObjects(ctx context.Context, startAfter string) ([]*blob.Lis
 		t.opts.observe("list", start, err)
 		return objs, err
 	}
-	objs, err := listLogPages(ctx, t.bucket, t.prefix, startAfter, t.opts.observe)
+	objs, err := listLogPages(ctx, t.gate, t.bucket, t.prefix, startAfter, t.opts.observe)
 	return objs, classifyStoreError(err)
 }
 
@@ -88,14 +92,18 @@ func (t *Table) readerAt(ctx context.Context, key string, size int64) (*rangeRea
 	}
 	if size < 0 {
 		start := time.Now()
-		attrs, err := t.bucket.Attributes(ctx, t.prefix+key)
+		var attrs *blob.Attributes
+		err := t.gate.do(ctx, func() (err error) {
+			attrs, err = t.bucket.Attributes(ctx, t.prefix+key)
+			return err
+		})
 		t.opts.observe("get", start, err)
 		if err != nil {
 			return nil, 0, classifyStoreError(err)
 		}
 		size = attrs.Size
 	}
-	return &rangeReaderAt{ctx: ctx, b: t.bucket, key: t.prefix + key, size: size, observe: t.opts.observe}, size, nil
+	return &rangeReaderAt{ctx: ctx, b: t.bucket, gate: t.gate, key: t.prefix + key, size: size, observe: t.opts.observe}, size, nil
 }
 
 // listLogPages lists the direct children of prefix + "_delta_log/" whose
@@ -108,14 +116,20 @@ func (t *Table) readerAt(ctx context.Context, key string, size int64) (*rangeRea
 // startAfter is passed to the server as a hint where the driver has one
 // (S3 StartAfter, GCS StartOffset, Azure StartFrom); fileblob and memblob
 // walk the whole prefix anyway. Keys <= startAfter are always dropped here
-// too, since some servers ignore the hint.
-func listLogPages(ctx context.Context, b *blob.Bucket, prefix, startAfter string, observe func(string, time.Time, error)) ([]*blob.ListObject, error) {
+// too, since some servers ignore the hint. Each page is one request under
+// gate (nil: none).
+func listLogPages(ctx context.Context, gate *bucketGate, b *blob.Bucket, prefix, startAfter string, observe func(string, time.Time, error)) ([]*blob.ListObject, error) {
 	opts := listLogOptions(prefix, startAfter)
 	var out []*blob.ListObject
 	token := blob.FirstPageToken
 	for len(token) > 0 {
 		start := time.Now()
-		objs, next, err := b.ListPage(ctx, token, 1000, opts)
+		var objs []*blob.ListObject
+		var next []byte
+		err := gate.do(ctx, func() (err error) {
+			objs, next, err = b.ListPage(ctx, token, 1000, opts)
+			return err
+		})
 		if observe != nil {
 			observe("list", start, err)
 		}
@@ -222,6 +236,7 @@ type rangeReaderAt struct {
 	b    *blob.Bucket
 	key  string
 	size int64
+	gate *bucketGate // the bucket's in-flight limit and backoff (nil: none)
 	// observe, when set, is told of every ranged GET.
 	observe func(op string, start time.Time, err error)
 }
@@ -245,20 +260,30 @@ func (r *rangeReaderAt) ReadAt(p []byte, off int64) (int, error) {
 		return 0, nil
 	}
 	start := time.Now()
-	rd, err := r.b.NewRangeReader(r.ctx, r.key, off, want, nil)
-	if err != nil {
-		r.report(start, err)
-		return 0, err
-	}
-	n, err := io.ReadFull(rd, p[:want])
-	cerr := rd.Close()
-	rep := err
-	if errors.Is(rep, io.EOF) || errors.Is(rep, io.ErrUnexpectedEOF) {
-		rep = nil // a short object: the request itself succeeded
-	}
-	r.report(start, firstErr(rep, cerr))
-	if err == nil {
-		err = cerr
+	var n int
+	var err error // the read's own outcome (io.EOF on a short object)
+	opened := false
+	rep := r.gate.do(r.ctx, func() error {
+		n, err, opened = 0, nil, false
+		rd, oerr := r.b.NewRangeReader(r.ctx, r.key, off, want, nil)
+		if oerr != nil {
+			return oerr
+		}
+		opened = true
+		n, err = io.ReadFull(rd, p[:want])
+		cerr := rd.Close()
+		rep := err
+		if errors.Is(rep, io.EOF) || errors.Is(rep, io.ErrUnexpectedEOF) {
+			rep = nil // a short object: the request itself succeeded
+		}
+		if err == nil {
+			err = cerr
+		}
+		return firstErr(rep, cerr)
+	})
+	r.report(start, rep)
+	if !opened {
+		return 0, rep
 	}
 	if err == nil && want < int64(len(p)) {
 		err = io.EOF

@@ -4,12 +4,34 @@ package deltalog
 
 import (
 	"errors"
+	"net/http"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 )
 
-func init() { storeClassifiers = append(storeClassifiers, classifyAzure) }
+func init() {
+	storeClassifiers = append(storeClassifiers, classifyAzure)
+	throttleClassifiers = append(throttleClassifiers, azureThrottle)
+}
+
+// azureThrottle recognises Azure Storage's throttling answers, 503
+// ServerBusy and 429 (after the SDK's own retries), with their
+// Retry-After if any.
+func azureThrottle(err error) (time.Duration, bool) {
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) {
+		return 0, false
+	}
+	if !(re.StatusCode == http.StatusServiceUnavailable && re.ErrorCode == string(bloberror.ServerBusy)) && re.StatusCode != http.StatusTooManyRequests {
+		return 0, false
+	}
+	if re.RawResponse == nil {
+		return 0, true
+	}
+	return parseRetryAfter(re.RawResponse.Header.Get("Retry-After")), true
+}
 
 const azureCredentialHint = "set AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY (or AZURE_STORAGE_SAS_TOKEN), sign in for " +
 	"DefaultAzureCredential (az login, a managed identity), or let the catalog vend READ credentials (credentials: vended)"

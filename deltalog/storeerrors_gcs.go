@@ -4,12 +4,27 @@ package deltalog
 
 import (
 	"errors"
+	"net/http"
+	"time"
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
 )
 
-func init() { storeClassifiers = append(storeClassifiers, classifyGCS) }
+func init() {
+	storeClassifiers = append(storeClassifiers, classifyGCS)
+	throttleClassifiers = append(throttleClassifiers, gcsThrottle)
+}
+
+// gcsThrottle recognises GCS's throttling answer, 429 Too Many Requests
+// (after the client's own retries), with its Retry-After if any.
+func gcsThrottle(err error) (time.Duration, bool) {
+	var ge *googleapi.Error
+	if !errors.As(err, &ge) || ge.Code != http.StatusTooManyRequests {
+		return 0, false
+	}
+	return parseRetryAfter(ge.Header.Get("Retry-After")), true
+}
 
 const gcsCredentialHint = "set GOOGLE_APPLICATION_CREDENTIALS to a service account key file, run " +
 	"`gcloud auth application-default login`, run with a workload identity, or let the catalog vend READ credentials (credentials: vended)"

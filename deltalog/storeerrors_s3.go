@@ -4,12 +4,31 @@ package deltalog
 
 import (
 	"errors"
+	"net/http"
+	"time"
 
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
-func init() { storeClassifiers = append(storeClassifiers, classifyS3) }
+func init() {
+	storeClassifiers = append(storeClassifiers, classifyS3)
+	throttleClassifiers = append(throttleClassifiers, s3Throttle)
+}
+
+// s3Throttle recognises S3's throttling answer: 503 SlowDown (S3 sends
+// no other 503), with its Retry-After if any.
+func s3Throttle(err error) (time.Duration, bool) {
+	var re *smithyhttp.ResponseError
+	if !errors.As(err, &re) || re.Response == nil {
+		return 0, false
+	}
+	var api smithy.APIError
+	if re.HTTPStatusCode() != http.StatusServiceUnavailable && !(errors.As(err, &api) && api.ErrorCode() == "SlowDown") {
+		return 0, false
+	}
+	return parseRetryAfter(re.Response.Header.Get("Retry-After")), true
+}
 
 const s3CredentialHint = "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or AWS_PROFILE, run with an instance or pod role, " +
 	"or let the catalog vend READ credentials (credentials: vended)"

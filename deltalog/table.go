@@ -25,6 +25,9 @@ type Table struct {
 	ownsBucket bool
 	// root confines the reads of a local table to its directory (see confine).
 	root *localRoot
+	// gate limits and backs off the requests of an object-store table
+	// (Open), shared with the other tables of its bucket; nil otherwise.
+	gate *bucketGate
 }
 
 // NewTable returns a Table over bucket, which must already be rooted at

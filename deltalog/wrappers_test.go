@@ -11,7 +11,7 @@ import (
 
 // listLog is listLogPages with no observer.
 func listLog(ctx context.Context, b *blob.Bucket, startAfter string) ([]*blob.ListObject, error) {
-	return listLogPages(ctx, b, "", startAfter, nil)
+	return listLogPages(ctx, nil, b, "", startAfter, nil)
 }
 
 // readFile is readFileInto with no buffer to reuse.

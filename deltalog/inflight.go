@@ -1,0 +1,248 @@
+package deltalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	stdsync "sync"
+	"sync/atomic"
+	"time"
+)
+
+// On an object store every request is a round trip (10-30 ms in-region),
+// so how many are in flight, not the CPU, decides how many tables a
+// process reads in a minute. That number is its own setting here, apart
+// from how many tables the caller reads at once: a process-wide limit and
+// one per bucket (an S3 or GCS bucket, an Azure account's container),
+// shared by every table of that bucket through bucketGates. The per-bucket
+// gate also carries the bucket's throttling: an S3 503 SlowDown, a GCS 429
+// or an Azure 503 ServerBusy makes every request of that bucket, and only
+// of that bucket, wait a shared backoff (with jitter, at least the answer's
+// Retry-After) before it is sent again.
+//
+// Local and mem:// tables are not limited: their requests cost no round
+// trip, and the caller's concurrency already bounds them.
+
+// Default storage limits, chosen from BenchmarkSteadyListS3: with 20 ms
+// per request, 64 LISTs in flight on one bucket keep ~3,000 unchanged
+// tables a second checked (10,000 in ~3.5 s), and a single Load's
+// prefetchMax GETs never wait behind the limit of their own bucket.
+const (
+	DefaultMaxInFlight          = 256
+	DefaultMaxInFlightPerBucket = 64
+)
+
+// StorageLimits bound the object-store requests in flight.
+type StorageLimits struct {
+	// MaxInFlight bounds the requests in flight in the process, over all
+	// buckets. 0 means DefaultMaxInFlight.
+	MaxInFlight int
+	// MaxInFlightPerBucket bounds the requests in flight to one bucket
+	// (one S3 or GCS bucket, one Azure storage account and container).
+	// 0 means DefaultMaxInFlightPerBucket; it is capped at MaxInFlight.
+	MaxInFlightPerBucket int
+}
+
+func (l StorageLimits) withDefaults() StorageLimits {
+	if l.MaxInFlight == 0 {
+		l.MaxInFlight = DefaultMaxInFlight
+	}
+	if l.MaxInFlightPerBucket == 0 {
+		l.MaxInFlightPerBucket = DefaultMaxInFlightPerBucket
+	}
+	l.MaxInFlightPerBucket = min(l.MaxInFlightPerBucket, l.MaxInFlight)
+	return l
+}
+
+// SetStorageLimits sets the process's object-store request limits. Tables
+// opened afterwards use them; call it before opening tables (cmd does, at
+// start-up). A negative limit is an error.
+func SetStorageLimits(l StorageLimits) error {
+	if l.MaxInFlight < 0 || l.MaxInFlightPerBucket < 0 {
+		return fmt.Errorf("storage limits must not be negative (max_in_flight %d, max_in_flight_per_bucket %d)",
+			l.MaxInFlight, l.MaxInFlightPerBucket)
+	}
+	l = l.withDefaults()
+	gatesMu.Lock()
+	defer gatesMu.Unlock()
+	limits = l
+	processSlots = make(chan struct{}, l.MaxInFlight)
+	gates = map[string]*bucketGate{}
+	return nil
+}
+
+// StorageInFlight returns the object-store requests in flight now in the
+// process (for metrics and benchmarks).
+func StorageInFlight() int64 { return inFlight.Load() }
+
+var (
+	gatesMu      stdsync.Mutex
+	limits       = StorageLimits{}.withDefaults()
+	processSlots = make(chan struct{}, DefaultMaxInFlight)
+	gates        = map[string]*bucketGate{}
+	inFlight     atomic.Int64
+)
+
+// gateFor returns the shared gate of the bucket key ("s3://bucket",
+// "gs://bucket", "azblob://account/container").
+func gateFor(key string) *bucketGate {
+	gatesMu.Lock()
+	defer gatesMu.Unlock()
+	g := gates[key]
+	if g == nil {
+		g = &bucketGate{slots: make(chan struct{}, limits.MaxInFlightPerBucket), process: processSlots}
+		gates[key] = g
+	}
+	return g
+}
+
+// Backoff of a throttled bucket: the first throttle holds the bucket for
+// up to throttleBase (with full jitter), each further one doubles it up to
+// throttleMax; every success halves it. A request is sent again at most
+// throttleRetries times for throttling before its error is returned.
+// Variables so tests can shorten them.
+var (
+	throttleBase    = 100 * time.Millisecond
+	throttleMax     = 10 * time.Second
+	throttleRetries = 8
+)
+
+// bucketGate is the limit and the throttling state one bucket's tables share.
+type bucketGate struct {
+	slots   chan struct{} // per-bucket requests in flight
+	process chan struct{} // the process's, at the time the gate was made
+
+	mu        stdsync.Mutex
+	backoff   time.Duration // current shared backoff; 0 when not throttled
+	notBefore time.Time     // no request of the bucket is sent before it
+	throttled int64         // throttled answers seen (tests, metrics)
+}
+
+// acquire waits for the bucket's backoff to pass, then for a slot of the
+// bucket and one of the process (in that order, so a busy bucket holds no
+// process slot while it waits for its own), and returns their release.
+func (g *bucketGate) acquire(ctx context.Context) (func(), error) {
+	for {
+		g.mu.Lock()
+		wait := time.Until(g.notBefore)
+		g.mu.Unlock()
+		if wait <= 0 {
+			break
+		}
+		tm := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			tm.Stop()
+			return nil, ctx.Err()
+		case <-tm.C:
+		}
+	}
+	select {
+	case g.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case g.process <- struct{}{}:
+	case <-ctx.Done():
+		<-g.slots
+		return nil, ctx.Err()
+	}
+	inFlight.Add(1)
+	return func() {
+		inFlight.Add(-1)
+		<-g.process
+		<-g.slots
+	}, nil
+}
+
+// record updates the bucket's backoff with the outcome of one request:
+// a throttled answer (retryAfter is its Retry-After, 0 if none) holds the
+// bucket's requests; any other outcome eases the backoff.
+func (g *bucketGate) record(throttled bool, retryAfter time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !throttled {
+		if g.backoff > 0 {
+			g.backoff /= 2
+			if g.backoff < throttleBase/2 {
+				g.backoff = 0
+			}
+		}
+		return
+	}
+	g.throttled++
+	g.backoff = min(max(2*g.backoff, throttleBase), throttleMax)
+	wait := time.Duration(rand.Int64N(int64(g.backoff)) + 1)
+	wait = max(wait, min(retryAfter, throttleMax))
+	if until := time.Now().Add(wait); until.After(g.notBefore) {
+		g.notBefore = until
+	}
+}
+
+// throttledCount returns how many throttled answers the gate has seen.
+func (g *bucketGate) throttledCount() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.throttled
+}
+
+// ErrThrottled marks a storage error the store answered because the
+// bucket was throttled (S3 SlowDown, GCS 429, Azure ServerBusy) after the
+// shared backoff's retries ran out.
+var ErrThrottled = errors.New("storage throttled the bucket")
+
+// throttleClassifiers recognise one driver's throttling answers and their
+// Retry-After; each driver file adds its own from init.
+var throttleClassifiers []func(error) (retryAfter time.Duration, ok bool)
+
+// throttleOf reports whether err is a throttling answer, and its Retry-After.
+func throttleOf(err error) (time.Duration, bool) {
+	if err == nil {
+		return 0, false
+	}
+	for _, c := range throttleClassifiers {
+		if d, ok := c(err); ok {
+			return d, true
+		}
+	}
+	return 0, false
+}
+
+// do runs one storage request f under the gate: within the process's and
+// the bucket's in-flight limits, after the bucket's shared backoff, sent
+// again while the store answers that the bucket is throttled (at most
+// throttleRetries times). Without a gate (local and mem:// tables, tables
+// made with NewTable) f runs directly.
+func (g *bucketGate) do(ctx context.Context, f func() error) error {
+	if g == nil {
+		return f()
+	}
+	for attempt := 0; ; attempt++ {
+		release, err := g.acquire(ctx)
+		if err != nil {
+			return err
+		}
+		err = f()
+		release()
+		retryAfter, throttled := throttleOf(err)
+		g.record(throttled, retryAfter)
+		if !throttled || ctx.Err() != nil {
+			return err
+		}
+		if attempt >= throttleRetries {
+			return fmt.Errorf("%w: %w", ErrThrottled, err)
+		}
+	}
+}
+
+// parseRetryAfter reads a Retry-After header given in seconds (the form
+// object stores use); anything else is 0.
+func parseRetryAfter(v string) time.Duration {
+	var secs int
+	if _, err := fmt.Sscanf(v, "%d", &secs); err != nil || secs <= 0 {
+		return 0
+	}
+	return time.Duration(secs) * time.Second
+}

@@ -154,7 +154,8 @@ func defaultConfig() config {
 	return config{
 		Catalog: catalogConfig{Timeout: duration(30 * time.Second), MaxRetryAfter: duration(30 * time.Second),
 			IdleTimeout: duration(10 * time.Second), MaxListEntries: 100_000},
-		Storage:     storageConfig{MaxLoadMiB: deltalog.DefaultMaxLoadBytes >> 20},
+		Storage: storageConfig{MaxLoadMiB: deltalog.DefaultMaxLoadBytes >> 20,
+			MaxInFlight: deltalog.DefaultMaxInFlight, MaxInFlightPerBucket: deltalog.DefaultMaxInFlightPerBucket},
 		Credentials: "ambient",
 		Schedule:    "@every 1m",
 		Jitter:      duration(5 * time.Second),

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -25,6 +26,18 @@ type storageConfig struct {
 	// MaxLoadMiB is the memory budget of one table's log read (MiB): a
 	// table whose Load would hold more at once is flagged, not read.
 	MaxLoadMiB int64 `json:"max_load_mib"`
+	// MaxInFlight and MaxInFlightPerBucket bound the object-store requests
+	// in flight: in the process, and to one bucket (S3 or GCS bucket,
+	// Azure account and container). Apart from concurrency, which bounds
+	// the tables reconciled at once: on a store each request is a round
+	// trip, so these, not the CPU, set how many tables a cycle checks.
+	MaxInFlight          int `json:"max_in_flight"`
+	MaxInFlightPerBucket int `json:"max_in_flight_per_bucket"`
+}
+
+// limits are the deltalog storage limits of the configuration.
+func (s storageConfig) limits() deltalog.StorageLimits {
+	return deltalog.StorageLimits{MaxInFlight: s.MaxInFlight, MaxInFlightPerBucket: s.MaxInFlightPerBucket}
 }
 
 // bucketConfig holds the gocloud URL parameters of one bucket.
@@ -57,6 +70,12 @@ func (c *config) validateSecurity(getenv func(string) string) error {
 	}
 	if c.Storage.MaxLoadMiB <= 0 {
 		errs = append(errs, fmt.Errorf("storage.max_load_mib %d: must be positive", c.Storage.MaxLoadMiB))
+	}
+	if c.Storage.MaxInFlight <= 0 {
+		errs = append(errs, fmt.Errorf("storage.max_in_flight %d: must be positive", c.Storage.MaxInFlight))
+	}
+	if n := c.Storage.MaxInFlightPerBucket; n <= 0 || n > c.Storage.MaxInFlight {
+		errs = append(errs, fmt.Errorf("storage.max_in_flight_per_bucket %d: must be positive and at most storage.max_in_flight (%d)", n, c.Storage.MaxInFlight))
 	}
 	if c.Catalog.MaxRetryAfter <= 0 {
 		errs = append(errs, errors.New("catalog.max_retry_after: must be positive"))

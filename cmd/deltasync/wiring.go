@@ -279,6 +279,9 @@ func (c *cli) newApp(cfg config, mode appMode) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := deltalog.SetStorageLimits(cfg.Storage.limits()); err != nil {
+		return nil, err
+	}
 	if mode.daemon { // only the daemon listens to storage events
 		if a.events, err = c.newEvents(cfg, a); err != nil {
 			return nil, err

@@ -49,7 +49,7 @@ func skipOrFail(t testing.TB, why string) {
 	testenv.Missing(t, testenv.External, why)
 }
 
-func openTable(t *testing.T, rawURL string, creds Credentials) *blob.Bucket {
+func openTable(t testing.TB, rawURL string, creds Credentials) *blob.Bucket {
 	t.Helper()
 	b, _, err := openBucket(context.Background(), rawURL, creds)
 	if err != nil {

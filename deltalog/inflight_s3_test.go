@@ -35,7 +35,7 @@ type bucketsServer struct {
 	seedDone bool
 }
 
-func newBucketsServer(t *testing.T, buckets ...string) *bucketsServer {
+func newBucketsServer(t testing.TB, buckets ...string) *bucketsServer {
 	t.Helper()
 	backend := s3mem.New()
 	for _, b := range buckets {

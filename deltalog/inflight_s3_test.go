@@ -65,11 +65,16 @@ func newBucketsServer(t testing.TB, buckets ...string) *bucketsServer {
 		if delay > 0 {
 			time.Sleep(delay)
 		}
-		if fault != nil && fault(w) {
-			s.mu.Lock()
-			s.faulted[bucket]++
+		if fault != nil {
+			s.mu.Lock() // a fault's state is guarded by mu too
+			answered := fault(w)
+			if answered {
+				s.faulted[bucket]++
+			}
 			s.mu.Unlock()
-			return
+			if answered {
+				return
+			}
 		}
 		fake.ServeHTTP(w, r)
 	}))

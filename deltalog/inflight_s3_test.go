@@ -23,16 +23,15 @@ type bucketsServer struct {
 	srv    *httptest.Server
 	params string // URL parameters of s3:// table URLs on it
 
-	mu       stdsync.Mutex
-	now      map[string]int
-	peak     map[string]int
-	served   map[string]int
-	total    int
-	peakAll  int
-	delay    time.Duration
-	fault    map[string]func(w http.ResponseWriter) bool // true: answered
-	faulted  map[string]int
-	seedDone bool
+	mu      stdsync.Mutex
+	now     map[string]int
+	peak    map[string]int
+	served  map[string]int
+	total   int
+	peakAll int
+	delay   time.Duration
+	fault   map[string]func(w http.ResponseWriter) bool // true: answered
+	faulted map[string]int
 }
 
 func newBucketsServer(t testing.TB, buckets ...string) *bucketsServer {

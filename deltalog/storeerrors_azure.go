@@ -24,7 +24,8 @@ func azureThrottle(err error) (time.Duration, bool) {
 	if !errors.As(err, &re) {
 		return 0, false
 	}
-	if !(re.StatusCode == http.StatusServiceUnavailable && re.ErrorCode == string(bloberror.ServerBusy)) && re.StatusCode != http.StatusTooManyRequests {
+	busy := re.StatusCode == http.StatusServiceUnavailable && re.ErrorCode == string(bloberror.ServerBusy)
+	if !busy && re.StatusCode != http.StatusTooManyRequests {
 		return 0, false
 	}
 	if re.RawResponse == nil {

@@ -24,7 +24,8 @@ func s3Throttle(err error) (time.Duration, bool) {
 		return 0, false
 	}
 	var api smithy.APIError
-	if re.HTTPStatusCode() != http.StatusServiceUnavailable && !(errors.As(err, &api) && api.ErrorCode() == "SlowDown") {
+	slowDown := errors.As(err, &api) && api.ErrorCode() == "SlowDown"
+	if re.HTTPStatusCode() != http.StatusServiceUnavailable && !slowDown {
 		return 0, false
 	}
 	return parseRetryAfter(re.Response.Header.Get("Retry-After")), true

@@ -37,7 +37,8 @@ print("# Reliability\n")
 print("Produced by the test run itself: `.ci/reliability.sh`"
       + (" with `DELTASYNC_SOAK_LONG=1`" if long else "")
       + f" (which runs `go test -count=1 -run '{'TestFaults|TestFaultChecker|TestSoakKill9|TestOverloadSlowCatalog'}' ./sync`"
-      + " with `DELTASYNC_RELIABILITY_OUT` set). Do not edit by hand.\n")
+      + " with `DELTASYNC_RELIABILITY_OUT` set, then `TestIsolation` in ./cmd/deltasync and the lifetime tests"
+      + " in ./sync and ./deltalog). Do not edit by hand.\n")
 print(f"Catalog: {uc}. Revision `{rev}`; load average at the end {' '.join(load)}; "
       + ("all tests passed." if status == 0 else f"**go test exited {status}: see its output.**") + "\n")
 print("deltasync reaches the catalog and the object stores through Toxiproxy (TCP faults) and an")

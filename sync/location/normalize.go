@@ -21,7 +21,7 @@ func Normalize(loc string) string {
 func normalizeLocation(loc string) string {
 	loc = strings.TrimSpace(loc)
 	scheme, rest, ok := strings.Cut(loc, ":")
-	if !ok || strings.Contains(scheme, "/") || len(scheme) < 2 {
+	if !ok || !isScheme(scheme) || len(scheme) < 2 {
 		scheme, rest = "file", loc // plain path (or Windows drive letter)
 	}
 	scheme = strings.ToLower(scheme)
@@ -44,6 +44,24 @@ func normalizeLocation(loc string) string {
 		return scheme + ":" // names nothing; "s3://" would end in a slash
 	}
 	return scheme + "://" + host + p
+}
+
+// isScheme reports whether s is a URL scheme (RFC 3986: an ASCII letter,
+// then letters, digits, "+", "-" or "."). Anything else before a colon is
+// part of a path; lower-casing a non-ASCII "scheme" could also shorten it
+// ("İ" becomes "i"), so that the result would no longer be its own
+// normal form.
+func isScheme(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
 }
 
 func collapseSlashes(s string) string {

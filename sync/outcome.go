@@ -45,14 +45,18 @@ const (
 	ReasonInternal    ErrorReason = "internal"
 	// ReasonLocation is a location the storage policy refuses.
 	ReasonLocation ErrorReason = "location"
+	// ReasonRefused is a table whose update the catalog refused (or would
+	// refuse: catalog.Limits): the same update gets the same answer, so it
+	// is flagged, not failed, and tried again only after RefusalBackoff.
+	ReasonRefused ErrorReason = "refused"
 )
 
 // DriftKind is one kind of difference between the log and the catalog.
 type DriftKind string
 
-// The kinds of drift. The first seven are the label values of
-// deltasync_table_drift; KindVersion (the catalog's watermark lags the log)
-// is not drift in metadata and is only reported in plans.
+// The kinds of drift. All but KindVersion are the label values of
+// deltasync_table_drift (driftKinds); KindVersion (the catalog's watermark
+// lags the log) is not drift in metadata and is only reported in plans.
 const (
 	KindSchema       DriftKind = "schema"
 	KindPartitioning DriftKind = "partitioning"
@@ -61,7 +65,16 @@ const (
 	KindProperties   DriftKind = "properties"
 	KindComment      DriftKind = "comment"
 	KindLocation     DriftKind = "location"
-	KindVersion      DriftKind = "version"
+	// KindUniform is read-only drift: the catalog's UniForm Iceberg pointer
+	// (loadTable's uniform.iceberg) is missing, or converted at a version
+	// behind the log's, while the log enables UniForm Iceberg. Unity Catalog
+	// serves Iceberg readers (its Iceberg REST endpoint) from that pointer,
+	// and the Delta API takes it for an EXTERNAL table only at create
+	// (createTable's uniform; updateTable has no action for it, add-commit is
+	// for MANAGED tables; delta-io/delta#4922): deltasync reports it and never
+	// writes it.
+	KindUniform DriftKind = "uniform"
+	KindVersion DriftKind = "version"
 )
 
 // driftKinds are the label values of deltasync_table_drift; a table has a

@@ -8,11 +8,6 @@ import (
 	"github.com/deltasync/deltasync/catalog"
 )
 
-// ReasonRefused is a table whose update the catalog refused (or would
-// refuse: catalog.Limits): the same update gets the same answer, so it is
-// flagged, not failed, and tried again only after RefusalBackoff.
-const ReasonRefused ErrorReason = "refused"
-
 // DefaultRefusalBackoff is 1h doubling up to 12h: a refused update is not
 // resent every cycle, nor every step of the failure backoff. A fix
 // (a new commit that renames the column, a shorter property, an excluded

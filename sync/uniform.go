@@ -8,16 +8,6 @@ import (
 	"github.com/deltasync/deltasync/catalog"
 )
 
-// KindUniform is read-only drift: the catalog's UniForm Iceberg pointer
-// (loadTable's uniform.iceberg) is missing, or converted at a version
-// behind the log's, while the log enables UniForm Iceberg. Unity Catalog
-// serves Iceberg readers (its Iceberg REST endpoint) from that pointer,
-// and the Delta API takes it for an EXTERNAL table only at create
-// (createTable's uniform; updateTable has no action for it, add-commit is
-// for MANAGED tables; delta-io/delta#4922): deltasync reports it and never
-// writes it.
-const KindUniform DriftKind = "uniform"
-
 // UniformDrift says the catalog's Iceberg pointer does not describe the
 // log's latest version.
 type UniformDrift struct {

@@ -47,7 +47,7 @@ func newMetrics(reg prometheus.Registerer, version, goversion string) *Metrics {
 		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "syncs_total",
 			Help: "Table reconciles by outcome (unchanged, synced, flagged, failed)."}, []string{"outcome"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "errors_total",
-			Help: "Errors by reason (catalog, storage, log, conflict, unsupported, config, internal, location)."}, []string{"reason"}),
+			Help: "Errors by reason (catalog, storage, log, conflict, unsupported, config, internal, location, refused)."}, []string{"reason"}),
 		cycleDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "cycle_duration_seconds",
 			Help:    "Duration of a full reconcile cycle over all selected tables.",
 			Buckets: []float64{0.1, 0.5, 1, 5, 10, 30, 60, 120, 300, 600}}),

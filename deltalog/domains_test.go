@@ -10,54 +10,29 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/parquet-go/parquet-go"
 	"gocloud.dev/blob/memblob"
-)
 
-// Checkpoint row shapes for writing test checkpoints with parquet-go.
-type (
-	dmProtocol struct {
-		MinReaderVersion int32    `parquet:"minReaderVersion"`
-		MinWriterVersion int32    `parquet:"minWriterVersion"`
-		ReaderFeatures   []string `parquet:"readerFeatures,list"`
-		WriterFeatures   []string `parquet:"writerFeatures,list"`
-	}
-	dmFormat struct {
-		Provider string            `parquet:"provider"`
-		Options  map[string]string `parquet:"options"`
-	}
-	dmMetadata struct {
-		ID               string            `parquet:"id"`
-		Format           dmFormat          `parquet:"format"`
-		SchemaString     string            `parquet:"schemaString"`
-		PartitionColumns []string          `parquet:"partitionColumns,list"`
-		Configuration    map[string]string `parquet:"configuration"`
-		CreatedTime      *int64            `parquet:"createdTime,optional"`
-	}
-	dmDomain struct {
-		Domain        string `parquet:"domain"`
-		Configuration string `parquet:"configuration"`
-		Removed       bool   `parquet:"removed"`
-	}
-	dmAdd struct {
-		Path string `parquet:"path"`
-		Size int64  `parquet:"size"`
-	}
-	dmRow struct {
-		Add            *dmAdd      `parquet:"add,optional"`
-		Protocol       *dmProtocol `parquet:"protocol,optional"`
-		MetaData       *dmMetadata `parquet:"metaData,optional"`
-		DomainMetadata *dmDomain   `parquet:"domainMetadata,optional"`
-	}
+	"github.com/deltasync/deltasync/internal/hostile"
 )
 
 // writeDomainCheckpoint encodes rows as a Parquet checkpoint.
 func writeDomainCheckpoint(t *testing.T, rows []dmRow) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := parquet.Write(&buf, rows); err != nil {
+	data, err := hostile.WriteCheckpoint(rows)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes()
+	return data
 }
+
+// The checkpoint row shapes of internal/hostile, by shorter names.
+type (
+	dmRow      = hostile.CheckpointRow
+	dmAdd      = hostile.CheckpointAdd
+	dmProtocol = hostile.CheckpointProtocol
+	dmMetadata = hostile.CheckpointMetadata
+	dmFormat   = hostile.CheckpointFormat
+	dmDomain   = hostile.CheckpointDomain
+)
 
 const clusteredSchema = `{"type":"struct","fields":[{"name":"a","type":"long","nullable":true,"metadata":{}},{"name":"s","type":{"type":"struct","fields":[{"name":"b","type":"string","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}}]}`
 

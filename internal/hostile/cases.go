@@ -82,7 +82,7 @@ func cpTable(cp []byte) Table {
 
 // baseCheckpoint is a small clustered checkpoint written with opts.
 func baseCheckpoint(opts ...parquet.WriterOption) ([]byte, error) {
-	return writeCheckpoint(checkpointRows(Schema, nil, 20), opts...)
+	return WriteCheckpoint(checkpointRows(Schema, nil, 20), opts...)
 }
 
 func chunkEdit(path []string, edit func(*format.ColumnChunk, int64)) func() (Table, error) {
@@ -289,7 +289,7 @@ func textCases() []Case {
 	cp := func(name, input, schema string, conf map[string]string) Case {
 		return Case{Name: name, Input: input, Bound: "nothing read from the file is used", Want: Corrupt, File: CheckpointKey,
 			Build: func() (Table, error) {
-				data, err := writeCheckpoint(checkpointRows(schema, conf, 3))
+				data, err := WriteCheckpoint(checkpointRows(schema, conf, 3))
 				return cpTable(data), err
 			}}
 	}
@@ -356,9 +356,9 @@ func sizeCases(commitBytes, hintBytes int64) []Case {
 			Build: func() (Table, error) {
 				rows := checkpointRows(Schema, nil, 0)
 				for i := range 8000 {
-					rows = append(rows, cpRow{Add: &cpAdd{Path: fmt.Sprintf("p-%07d-%s.parquet", i, strings.Repeat("y", 200)), Size: int64(i)}})
+					rows = append(rows, CheckpointRow{Add: &CheckpointAdd{Path: fmt.Sprintf("p-%07d-%s.parquet", i, strings.Repeat("y", 200)), Size: int64(i)}})
 				}
-				cp, err := writeCheckpoint(rows)
+				cp, err := WriteCheckpoint(rows)
 				return cpTable(cp), err
 			}},
 	}

@@ -11,42 +11,50 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// Checkpoint row shapes, as Delta writers lay them out.
+// Checkpoint row shapes, as Delta writers lay them out: one action per
+// row, the others null. Tests that need a checkpoint of their own write
+// these with WriteCheckpoint.
 type (
-	cpProtocol struct {
+	// CheckpointProtocol is a protocol action.
+	CheckpointProtocol struct {
 		MinReaderVersion int32    `parquet:"minReaderVersion"`
 		MinWriterVersion int32    `parquet:"minWriterVersion"`
 		ReaderFeatures   []string `parquet:"readerFeatures,list"`
 		WriterFeatures   []string `parquet:"writerFeatures,list"`
 	}
-	cpFormat struct {
+	// CheckpointFormat is metaData.format.
+	CheckpointFormat struct {
 		Provider string            `parquet:"provider"`
 		Options  map[string]string `parquet:"options"`
 	}
-	cpMetadata struct {
+	// CheckpointMetadata is a metaData action.
+	CheckpointMetadata struct {
 		ID               string            `parquet:"id"`
 		Description      *string           `parquet:"description,optional"`
-		Format           cpFormat          `parquet:"format"`
+		Format           CheckpointFormat  `parquet:"format"`
 		SchemaString     string            `parquet:"schemaString"`
 		PartitionColumns []string          `parquet:"partitionColumns,list"`
 		Configuration    map[string]string `parquet:"configuration"`
 		CreatedTime      *int64            `parquet:"createdTime,optional"`
 	}
-	cpDomain struct {
+	// CheckpointDomain is a domainMetadata action.
+	CheckpointDomain struct {
 		Domain        string `parquet:"domain"`
 		Configuration string `parquet:"configuration"`
 		Removed       bool   `parquet:"removed"`
 	}
-	cpAdd struct {
+	// CheckpointAdd is an add action (the columns a reader of P&M touches).
+	CheckpointAdd struct {
 		Path  string `parquet:"path"`
 		Size  int64  `parquet:"size"`
 		Stats string `parquet:"stats"`
 	}
-	cpRow struct {
-		Add            *cpAdd      `parquet:"add,optional"`
-		Protocol       *cpProtocol `parquet:"protocol,optional"`
-		MetaData       *cpMetadata `parquet:"metaData,optional"`
-		DomainMetadata *cpDomain   `parquet:"domainMetadata,optional"`
+	// CheckpointRow is one checkpoint row.
+	CheckpointRow struct {
+		Add            *CheckpointAdd      `parquet:"add,optional"`
+		Protocol       *CheckpointProtocol `parquet:"protocol,optional"`
+		MetaData       *CheckpointMetadata `parquet:"metaData,optional"`
+		DomainMetadata *CheckpointDomain   `parquet:"domainMetadata,optional"`
 	}
 )
 
@@ -59,27 +67,27 @@ const Clustering = `{"clusteringColumns":[["a"]]}`
 
 // checkpointRows are the rows of a clustered table's checkpoint: adds,
 // protocol, metaData and the delta.clustering domain.
-func checkpointRows(schema string, conf map[string]string, adds int) []cpRow {
+func checkpointRows(schema string, conf map[string]string, adds int) []CheckpointRow {
 	created := int64(1700000000000)
-	var rows []cpRow
+	var rows []CheckpointRow
 	for i := range adds {
-		rows = append(rows, cpRow{Add: &cpAdd{Path: fmt.Sprintf("part-%05d.parquet", i), Size: int64(1000 + i), Stats: `{"numRecords":1}`}})
+		rows = append(rows, CheckpointRow{Add: &CheckpointAdd{Path: fmt.Sprintf("part-%05d.parquet", i), Size: int64(1000 + i), Stats: `{"numRecords":1}`}})
 	}
 	if conf == nil {
 		conf = map[string]string{"delta.enableDeletionVectors": "false"}
 	}
 	return append(rows,
-		cpRow{Protocol: &cpProtocol{MinReaderVersion: 1, MinWriterVersion: 7, ReaderFeatures: []string{}, WriterFeatures: []string{"domainMetadata", "clustering"}}},
-		cpRow{MetaData: &cpMetadata{ID: "11111111-2222-3333-4444-555555555555", Format: cpFormat{Provider: "parquet", Options: map[string]string{}},
+		CheckpointRow{Protocol: &CheckpointProtocol{MinReaderVersion: 1, MinWriterVersion: 7, ReaderFeatures: []string{}, WriterFeatures: []string{"domainMetadata", "clustering"}}},
+		CheckpointRow{MetaData: &CheckpointMetadata{ID: "11111111-2222-3333-4444-555555555555", Format: CheckpointFormat{Provider: "parquet", Options: map[string]string{}},
 			SchemaString: schema, PartitionColumns: []string{}, Configuration: conf, CreatedTime: &created}},
-		cpRow{DomainMetadata: &cpDomain{Domain: "delta.clustering", Configuration: Clustering}},
+		CheckpointRow{DomainMetadata: &CheckpointDomain{Domain: "delta.clustering", Configuration: Clustering}},
 	)
 }
 
-// writeCheckpoint encodes rows as a Parquet checkpoint.
-func writeCheckpoint(rows []cpRow, opts ...parquet.WriterOption) ([]byte, error) {
+// WriteCheckpoint encodes rows as a Parquet checkpoint.
+func WriteCheckpoint(rows []CheckpointRow, opts ...parquet.WriterOption) ([]byte, error) {
 	var buf bytes.Buffer
-	w := parquet.NewGenericWriter[cpRow](&buf, opts...)
+	w := parquet.NewGenericWriter[CheckpointRow](&buf, opts...)
 	if _, err := w.Write(rows); err != nil {
 		return nil, err
 	}

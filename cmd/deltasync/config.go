@@ -32,7 +32,7 @@ type config struct {
 	IgnoreFieldMetadata []string `json:"ignore_field_metadata,omitempty"`
 	// WatermarkUpdates: every_cycle (default), with_changes or a duration
 	// (see sync.WatermarkUpdates).
-	WatermarkUpdates string        `json:"watermark_updates,omitempty"`
+	WatermarkUpdates string        `json:"watermark_updates"`
 	Credentials      string        `json:"credentials"`
 	Schedule         string        `json:"schedule"`
 	Jitter           duration      `json:"jitter"`
@@ -156,14 +156,15 @@ func defaultConfig() config {
 			IdleTimeout: duration(10 * time.Second), MaxListEntries: 100_000},
 		Storage: storageConfig{MaxLoadMiB: deltalog.DefaultMaxLoadBytes >> 20,
 			MaxInFlight: deltalog.DefaultMaxInFlight, MaxInFlightPerBucket: deltalog.DefaultMaxInFlightPerBucket},
-		Credentials: "ambient",
-		Schedule:    "@every 1m",
-		Jitter:      duration(5 * time.Second),
-		Concurrency: 4,
-		Backoff:     backoffConfig{Initial: duration(b.Initial), Max: duration(b.Max)},
-		Listen:      ":9464",
-		Pushgateway: pushConfig{Job: "deltasync"},
-		Log:         logConfig{Format: "json", Level: "info"},
+		Credentials:      "ambient",
+		WatermarkUpdates: "every_cycle",
+		Schedule:         "@every 1m",
+		Jitter:           duration(5 * time.Second),
+		Concurrency:      4,
+		Backoff:          backoffConfig{Initial: duration(b.Initial), Max: duration(b.Max)},
+		Listen:           ":9464",
+		Pushgateway:      pushConfig{Job: "deltasync"},
+		Log:              logConfig{Format: "json", Level: "info"},
 
 		// A table unchanged in the listing and in its log is confirmed without
 		// per-table catalog reads; each is still fully re-read hourly.

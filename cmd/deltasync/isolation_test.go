@@ -285,9 +285,11 @@ func runOnce(t *testing.T, bin string, f *isolationFleet, prefix string, args ..
 		t.Fatalf("deltasync once did not end within 3 minutes (%s)", prefix)
 	}
 	if data, err := os.ReadFile(rssFile); err == nil {
-		lines := strings.Fields(string(data))
-		if kib, err := strconv.ParseInt(lines[len(lines)-1], 10, 64); err == nil {
-			r.peakRSS = kib << 10
+		// The last field: GNU time puts any note about the child first.
+		if f := strings.Fields(string(data)); len(f) > 0 {
+			if kib, err := strconv.ParseInt(f[len(f)-1], 10, 64); err == nil {
+				r.peakRSS = kib << 10
+			}
 		}
 	}
 	if r.peakRSS == 0 {

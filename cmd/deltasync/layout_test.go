@@ -64,8 +64,8 @@ func TestReconcileKnowsNoSource(t *testing.T) {
 
 // TestBinaryLinksNoTestCode keeps the daemon small: the demo's in-memory
 // catalog (catalog/uctest) ships in it, but its spec validation
-// (catalog/uctest/spectest: kin-openapi, gorilla/mux) and package testing
-// are for tests only.
+// (catalog/uctest/spectest: kin-openapi, gorilla/mux), the test helpers
+// of internal/ and package testing are for tests only.
 func TestBinaryLinksNoTestCode(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
 	if err != nil {
@@ -81,7 +81,10 @@ func TestBinaryLinksNoTestCode(t *testing.T) {
 			strings.HasPrefix(dep, "github.com/getkin/kin-openapi"),
 			strings.HasPrefix(dep, "github.com/gorilla/mux"),
 			strings.HasPrefix(dep, "github.com/deltasync/deltasync/catalog/uctest/spectest"),
-			strings.HasPrefix(dep, "github.com/deltasync/deltasync/catalog/contract"):
+			strings.HasPrefix(dep, "github.com/deltasync/deltasync/catalog/contract"),
+			strings.HasPrefix(dep, "github.com/deltasync/deltasync/internal/testenv"),
+			strings.HasPrefix(dep, "github.com/deltasync/deltasync/internal/testcorpus"),
+			strings.HasPrefix(dep, "github.com/deltasync/deltasync/internal/hostile"):
 			t.Errorf("the deltasync binary links %s, which is for tests only", dep)
 		}
 	}

@@ -249,7 +249,7 @@ func TestMaxCycleDurationFlag(t *testing.T) {
 			t.Errorf("%q %v: exit %d, want %q in\n%s%s", tc.args, tc.env, code, tc.want, out, errOut)
 		}
 	}
-	if code, _, errOut := runCLI(t, nil, "check-config", "--config", cfg, "--max-cycle-duration", "-1s"); code != 1 || !strings.Contains(errOut, "max_cycle_duration") {
+	if code, _, errOut := runCLI(t, nil, "check-config", "--config", cfg, "--max-cycle-duration", "-1s"); code != 1 || !strings.Contains(errOut, "--max-cycle-duration: must not be negative") {
 		t.Errorf("negative: exit %d\n%s", code, errOut)
 	}
 }

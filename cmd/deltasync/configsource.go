@@ -28,6 +28,8 @@ var flagKeys = []struct{ flag, key string }{
 	{"heartbeat-url", "heartbeat_url"},
 	{"http-token-file", "http.token_file"},
 	{"pushgateway-url", "pushgateway.url"},
+	{"allow-location", "storage.allowed_locations"},
+	{"max-cycle-duration", "max_cycle_duration"},
 }
 
 // flagOrEnv names where a flag's value came from: --name, or DELTASYNC_NAME

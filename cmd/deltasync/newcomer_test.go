@@ -39,7 +39,7 @@ tables:
     mod: warn
 concurency: 3
 `)
-	code, _, errOut = runCLI(t, nil, "check-config", "--config", unknown, "--mode", "bogus")
+	code, _, errOut = runCLI(t, map[string]string{"DELTASYNC_ALLOW_LOCATION": "ftp://y/**"}, "check-config", "--config", unknown, "--mode", "bogus")
 	if code != 1 {
 		t.Fatalf("unknown keys: exit %d\n%s", code, errOut)
 	}
@@ -48,6 +48,7 @@ concurency: 3
 		unknown + ": tables[0].mod: unknown key (did you mean tables[0].mode?)",
 		unknown + ": concurency: unknown key (did you mean concurrency?)",
 		`--mode "bogus": want sync or warn`,
+		`DELTASYNC_ALLOW_LOCATION "ftp://y/**": scheme "ftp" is not supported`,
 	} {
 		if !strings.Contains(errOut, "  - "+w+"\n") {
 			t.Errorf("missing problem %q in:\n%s", w, errOut)

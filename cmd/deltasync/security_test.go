@@ -39,7 +39,7 @@ func TestCheckConfigSecurityProblems(t *testing.T) {
 		{"zero schedule", []string{"--schedule", "@every 0s"}, nil, "at least 1s"},
 		{"millisecond schedule", []string{"--schedule", "@every 1ms"}, nil, "at least 1s"},
 		{"one second schedule", []string{"--schedule", "@every 1s"}, nil, ""},
-		{"bad allow-list", []string{"--allow-location", "s3://b/t?endpoint=x"}, nil, `storage.allowed_locations "s3://b/t?endpoint=x"`},
+		{"bad allow-list", []string{"--allow-location", "s3://b/t?endpoint=x"}, nil, `--allow-location "s3://b/t?endpoint=x": no query`},
 		{"unknown bucket option", []string{"--config", writeFile(t, dir, "b.yaml", "storage:\n  buckets:\n    - location: s3://b\n      options: {endpont: x}\n")}, nil, "storage.buckets[0].options.endpont: unknown"},
 		{"bucket options", []string{"--config", writeFile(t, dir, "b2.yaml", "storage:\n  allowed_locations: [\"s3://b/**\"]\n  buckets:\n    - location: s3://b\n      options: {endpoint: \"http://127.0.0.1:9000\", use_path_style: \"true\"}\n")}, nil, ""},
 		{"zero max_retry_after", []string{"--config", writeFile(t, dir, "r.yaml", "catalog:\n  max_retry_after: 0s\n")}, nil, "catalog.max_retry_after: must be positive"},

@@ -182,7 +182,7 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 		errs = append(errs, nameSources(err, changed, fromEnv))
 	}
 	if err := cfg.validateSecurity(c.getenv); err != nil {
-		errs = append(errs, err)
+		errs = append(errs, nameSources(err, changed, fromEnv))
 	}
 	return cfg, errors.Join(errs...)
 }

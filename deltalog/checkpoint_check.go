@@ -81,9 +81,16 @@ func checkFooter(r io.ReaderAt, size int64, b *budget) error {
 	if _, err := r.ReadAt(footer, size-8-flen); err != nil {
 		return corruptf("reading the Parquet footer: %v", err)
 	}
-	if _, err := checkThrift(footer); err != nil {
+	_, alloc, err := checkThrift(footer)
+	if err != nil {
 		return corruptf("Parquet footer: %v", err)
 	}
+	// What parquet-go will allocate decoding it, checked against the
+	// budget: a few MiB of empty structs can decode to gigabytes.
+	if err := b.take(alloc, "decoding the Parquet footer"); err != nil {
+		return err
+	}
+	b.give(alloc)
 	return nil
 }
 
@@ -208,11 +215,19 @@ func checkIndexes(f *parquet.File, g int, leaf *parquet.Column, withColumnIndex 
 		}
 		data := getBuf(int(ix.length))[:ix.length]
 		_, err := f.ReadAt(data, ix.off)
+		var alloc int64
 		if err == nil {
-			_, err = checkThrift(data)
+			_, alloc, err = checkThrift(data)
 		}
 		putBuf(data)
 		b.give(int64(ix.length))
+		if err == nil {
+			// parquet-go decodes the index whole, as the footer.
+			if err = b.take(alloc, "decoding a "+ix.what); err != nil {
+				return err
+			}
+			b.give(alloc)
+		}
 		if err != nil {
 			return corruptf("row group %d column %s: %s: %v", g, columnName(f, leaf.Index()), ix.what, err)
 		}

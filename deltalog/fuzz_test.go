@@ -13,6 +13,7 @@ import (
 
 	"github.com/deltasync/deltasync/internal/hostile"
 	"github.com/deltasync/deltasync/internal/testcorpus"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -254,16 +255,33 @@ func FuzzCheckpointPageHeader(f *testing.F) {
 }
 
 // FuzzThriftCheck: the Thrift claim walker and the page-header parser
-// never panic, and what they accept is within the input.
+// never panic, and what they accept is within the input; what parquet-go
+// allocates decoding an accepted footer stays within the walker's alloc
+// estimate (plus a per-byte allowance), the figure Loads charge to their
+// budget.
 func FuzzThriftCheck(f *testing.F) {
 	for _, cp := range fuzzCheckpoints(f) {
 		f.Add(cp[4:])
 		f.Add(cp[len(cp)-200:])
 	}
 	f.Add([]byte{0x15, 0x02, 0x39, 0xfc, 0xff, 0xff, 0xff, 0xff, 0x07})
+	// One row group listing 64Ki empty column chunks: 64 KiB of footer.
+	dense := append([]byte{0x49, 0x1c, 0x19, 0xfc, 0x80, 0x80, 0x04}, make([]byte, 1<<16)...)
+	f.Add(append(dense, 0, 0))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if n, err := checkThrift(b); err == nil && (n <= 0 || n > len(b)) {
+		n, alloc, err := checkThrift(b)
+		if err == nil && (n <= 0 || n > len(b)) {
 			t.Fatalf("checkThrift accepted %d bytes of %d", n, len(b))
+		}
+		if err == nil {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			var md format.FileMetaData
+			_ = thrift.Unmarshal(new(thrift.CompactProtocol), b[:n], &md)
+			runtime.ReadMemStats(&after)
+			if got, bound := int64(after.TotalAlloc-before.TotalAlloc), alloc+64*int64(n)+64<<10; got > bound {
+				t.Fatalf("decoding %d accepted bytes allocated %d, over the estimate %d (+ allowance): %d", n, got, alloc, bound)
+			}
 		}
 		if _, n, err := parsePageHeader(b); err == nil && (n <= 0 || n > len(b)) {
 			t.Fatalf("parsePageHeader accepted %d bytes of %d", n, len(b))

@@ -11,14 +11,40 @@ import (
 // bytes than the rest of b could hold. parquet-go allocates a list or a
 // byte string from its claimed length before reading it, so a footer of a
 // few bytes claiming 2^31 row groups would cost gigabytes; after this
-// check, what decoding allocates is proportional to len(b). It returns the
-// number of bytes the struct takes.
-func checkThrift(b []byte) (int, error) {
+// check no claim exceeds the bytes behind it. Decoding can still cost far
+// more than len(b): an empty struct is one byte on the wire but a Go
+// struct of up to ~600 bytes once decoded (format.ColumnChunk), created
+// with its whole list before the first element is read. So checkThrift
+// also returns alloc, what decoding b would allocate at most (decodedSize
+// per element, plus every byte string), for the caller to charge to its
+// budget, and the number of bytes the struct takes.
+func checkThrift(b []byte) (n int, alloc int64, err error) {
 	w := thriftWalker{b: b}
 	if err := w.structure(0); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return w.pos, nil
+	return w.pos, w.alloc, nil
+}
+
+// decodedSize is an upper bound of what parquet-go allocates for one
+// element of a Thrift list, set or map of compact type typ: the largest
+// Parquet metadata struct (format.ColumnChunk, 560 bytes) for a struct, a
+// slice header for a binary or a nested collection, the value itself for
+// scalars.
+func decodedSize(typ byte) int64 {
+	switch typ {
+	case 12:
+		return 640
+	case 8, 9, 10, 11:
+		return 24
+	case 1, 2, 3:
+		return 1
+	case 4:
+		return 2
+	case 5:
+		return 4
+	}
+	return 8
 }
 
 // maxThriftDepth bounds struct nesting; Parquet metadata nests a few levels.
@@ -29,6 +55,8 @@ var errThriftShort = errors.New("thrift data ends early")
 type thriftWalker struct {
 	b   []byte
 	pos int
+	// alloc adds up what decoding the walked bytes allocates at most.
+	alloc int64
 }
 
 func (w *thriftWalker) left() int { return len(w.b) - w.pos }
@@ -220,7 +248,11 @@ func (w *thriftWalker) value(typ byte, depth int, inCollection bool) error {
 		if err != nil {
 			return err
 		}
-		return w.skip(n)
+		if err := w.skip(n); err != nil {
+			return err
+		}
+		w.alloc += int64(n)
+		return nil
 	case 9, 10: // list, set
 		h, err := w.byte()
 		if err != nil {
@@ -236,6 +268,7 @@ func (w *thriftWalker) value(typ byte, depth int, inCollection bool) error {
 		if err != nil {
 			return err
 		}
+		w.alloc += int64(n) * decodedSize(h&0x0f)
 		for range n {
 			if err := w.value(h&0x0f, depth+1, true); err != nil {
 				return err
@@ -255,6 +288,7 @@ func (w *thriftWalker) value(typ byte, depth int, inCollection bool) error {
 		if err != nil {
 			return err
 		}
+		w.alloc += int64(n) * (decodedSize(kv>>4) + decodedSize(kv&0x0f) + 16)
 		for range n {
 			if err := w.value(kv>>4, depth+1, true); err != nil {
 				return err

@@ -11,6 +11,7 @@ package hostile
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strings"
@@ -167,6 +168,15 @@ func chunkCases() []Case {
 				}
 				return cpTable(footerListBomb(cp)), nil
 			}),
+		{Name: "cp-footer-dense-bomb", Input: "a 4 MiB footer whose one row group lists 4Mi empty column chunks (one byte each, 560 once decoded)",
+			Bound: "allocates < 64 MiB", Want: Budget, File: CheckpointKey, MaxAlloc: 64 * mib,
+			Build: func() (Table, error) {
+				cp, err := baseCheckpoint()
+				if err != nil {
+					return nil, err
+				}
+				return cpTable(footerDenseBomb(cp, 4*mib)), nil
+			}},
 	}
 }
 
@@ -192,6 +202,31 @@ func footerListBomb(cp []byte) []byte {
 	out := append([]byte(nil), cp[:start]...)
 	out = append(out, f...)
 	out = append(out, byte(len(f)), byte(len(f)>>8), byte(len(f)>>16), byte(len(f)>>24))
+	return append(out, "PAR1"...)
+}
+
+// footerDenseBomb replaces cp's footer by one whose row_groups list holds
+// one row group listing n column chunks, each an empty struct: every claim
+// is backed by bytes, so only what decoding allocates gives it away.
+func footerDenseBomb(cp []byte, n int) []byte {
+	_, start, err := footer(cp)
+	if err != nil {
+		return cp
+	}
+	// field 4 (row_groups, list of 1 struct), its field 1 (columns: a list
+	// of structs, long-form size n), n stop bytes, then the two stops.
+	f := []byte{0x49, 0x1c, 0x19, 0xfc}
+	for v := uint64(n); ; v >>= 7 {
+		if v < 0x80 {
+			f = append(f, byte(v))
+			break
+		}
+		f = append(f, byte(v)|0x80)
+	}
+	f = append(f, make([]byte, n+2)...)
+	out := append([]byte(nil), cp[:start]...)
+	out = append(out, f...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(f)))
 	return append(out, "PAR1"...)
 }
 

@@ -190,7 +190,7 @@ func checkIndexRange(what string, off int64, length int32, dataEnd int64) error 
 	if off == 0 && length == 0 {
 		return nil
 	}
-	if off < 4 || length <= 0 || length > maxIndexBytes || off+int64(length) > dataEnd {
+	if off < 4 || length <= 0 || length > maxIndexBytes || off > dataEnd-int64(length) { // no overflow near MaxInt64
 		return fmt.Errorf("%s at offset %d of %d bytes lies outside the file's %d data bytes (or is empty or over %d bytes)",
 			what, off, length, dataEnd, maxIndexBytes)
 	}

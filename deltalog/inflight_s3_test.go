@@ -301,3 +301,33 @@ func TestS3SlowDownSparesOtherBuckets(t *testing.T) {
 		}
 	}
 }
+
+// TestThrottledHintListsNothing: when the store throttles the read of
+// _last_checkpoint past its retries, the Load fails as throttled instead
+// of falling back to listing the whole log, which would only send the
+// throttled bucket more requests.
+func TestThrottledHintListsNothing(t *testing.T) {
+	if !s3Enabled {
+		t.Skip("built with tag nos3")
+	}
+	ambientS3(t)
+	defer func(b, m time.Duration) { throttleBase, throttleMax = b, m }(throttleBase, throttleMax)
+	throttleBase, throttleMax = time.Millisecond, 2*time.Millisecond
+	s := newBucketsServer(t, "hot")
+	s.seed(t, "hot", 1)
+	setLimits(t, StorageLimits{})
+	tbl := openS3Tables(t, s, "hot", 1)[0]
+	s.reset()
+	s.mu.Lock()
+	s.fault["hot"] = func(w http.ResponseWriter) bool { slowDown(w); return true }
+	s.mu.Unlock()
+	_, err := tbl.Load(context.Background(), LoadOptions{})
+	if !errors.Is(err, ErrThrottled) {
+		t.Fatalf("Load of a throttled bucket: %v, want ErrThrottled", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := s.served["hot"]; n > throttleRetries+1 {
+		t.Errorf("%d requests to the throttled bucket, want at most %d (the hint's GET and its retries, no LIST)", n, throttleRetries+1)
+	}
+}

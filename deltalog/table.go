@@ -233,6 +233,10 @@ func (t *Table) listFromHint(ctx context.Context) ([]logPath, int64, error) {
 	if err != nil && ctx.Err() != nil {
 		return nil, 0, ctx.Err()
 	}
+	if errors.Is(err, ErrThrottled) {
+		// Listing the whole log instead would send a throttled bucket more.
+		return nil, 0, err
+	}
 	if err == nil {
 		if lc, ok := parseLastCheckpoint(data); ok {
 			files, err := t.list(ctx, versionPrefixKey(lc.Version))

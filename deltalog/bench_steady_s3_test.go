@@ -50,14 +50,14 @@ func BenchmarkSteadyRefreshS3(b *testing.B) {
 			b.Error(err)
 		}
 	})
-	if err := SetStorageLimits(StorageLimits{MaxInFlightPerBucket: perBucket, MaxInFlight: max(perBucket, DefaultMaxInFlight)}); err != nil {
+	gates, err := NewStorageGates(StorageLimits{MaxInFlightPerBucket: perBucket, MaxInFlight: max(perBucket, DefaultMaxInFlight)})
+	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = SetStorageLimits(StorageLimits{}) })
 	tbls := make([]*Table, n)
 	snaps := make([]*Snapshot, n)
 	for i := range n {
-		tbl, err := Open(ctx, fmt.Sprintf("s3://fleet/t%d%s", i, s.params))
+		tbl, err := Open(ctx, fmt.Sprintf("s3://fleet/t%d%s", i, s.params), WithStorageGates(gates))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -15,7 +15,7 @@ import (
 // process reads in a minute. That number is its own setting here, apart
 // from how many tables the caller reads at once: a process-wide limit and
 // one per bucket (an S3 or GCS bucket, an Azure account's container),
-// shared by every table of that bucket through bucketGates. The per-bucket
+// shared by every table of that bucket through its bucketGate (StorageGates). The per-bucket
 // gate also carries the bucket's throttling: an S3 503 SlowDown, a GCS 429
 // or an Azure 503 ServerBusy makes every request of that bucket, and only
 // of that bucket, wait a shared backoff (with jitter, at least the answer's
@@ -57,44 +57,46 @@ func (l StorageLimits) withDefaults() StorageLimits {
 	return l
 }
 
-// SetStorageLimits sets the process's object-store request limits. Tables
-// opened afterwards use them; call it before opening tables (cmd does, at
-// start-up). A negative limit is an error.
-func SetStorageLimits(l StorageLimits) error {
+// StorageGates are the in-flight limits and the per-bucket throttling
+// state a process's tables share: one for the process, given to every
+// Open by WithStorageGates (cmd makes it at start-up). Tables opened
+// without it share defaultGates, which has the default limits.
+type StorageGates struct {
+	limits   StorageLimits
+	process  chan struct{} // the process's requests in flight
+	inFlight atomic.Int64
+
+	mu    stdsync.Mutex
+	gates map[string]*bucketGate
+}
+
+// NewStorageGates returns gates with the limits l. A negative limit is an
+// error.
+func NewStorageGates(l StorageLimits) (*StorageGates, error) {
 	if l.MaxInFlight < 0 || l.MaxInFlightPerBucket < 0 {
-		return fmt.Errorf("storage limits must not be negative (max_in_flight %d, max_in_flight_per_bucket %d)",
+		return nil, fmt.Errorf("storage limits must not be negative (max_in_flight %d, max_in_flight_per_bucket %d)",
 			l.MaxInFlight, l.MaxInFlightPerBucket)
 	}
 	l = l.withDefaults()
-	gatesMu.Lock()
-	defer gatesMu.Unlock()
-	limits = l
-	processSlots = make(chan struct{}, l.MaxInFlight)
-	gates = map[string]*bucketGate{}
-	return nil
+	return &StorageGates{limits: l, process: make(chan struct{}, l.MaxInFlight), gates: map[string]*bucketGate{}}, nil
 }
 
-// StorageInFlight returns the object-store requests in flight now in the
-// process (for metrics and benchmarks).
-func StorageInFlight() int64 { return inFlight.Load() }
+// InFlight returns the object-store requests in flight now through the
+// gates (for metrics and benchmarks).
+func (s *StorageGates) InFlight() int64 { return s.inFlight.Load() }
 
-var (
-	gatesMu      stdsync.Mutex
-	limits       = StorageLimits{}.withDefaults()
-	processSlots = make(chan struct{}, DefaultMaxInFlight)
-	gates        = map[string]*bucketGate{}
-	inFlight     atomic.Int64
-)
+// defaultGates are the gates of tables opened without WithStorageGates.
+var defaultGates, _ = NewStorageGates(StorageLimits{})
 
-// gateFor returns the shared gate of the bucket key ("s3://bucket",
+// gate returns the shared gate of the bucket key ("s3://bucket",
 // "gs://bucket", "azblob://account/container").
-func gateFor(key string) *bucketGate {
-	gatesMu.Lock()
-	defer gatesMu.Unlock()
-	g := gates[key]
+func (s *StorageGates) gate(key string) *bucketGate {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.gates[key]
 	if g == nil {
-		g = &bucketGate{slots: make(chan struct{}, limits.MaxInFlightPerBucket), process: processSlots}
-		gates[key] = g
+		g = &bucketGate{slots: make(chan struct{}, s.limits.MaxInFlightPerBucket), process: s.process, inFlight: &s.inFlight}
+		s.gates[key] = g
 	}
 	return g
 }
@@ -112,8 +114,9 @@ var (
 
 // bucketGate is the limit and the throttling state one bucket's tables share.
 type bucketGate struct {
-	slots   chan struct{} // per-bucket requests in flight
-	process chan struct{} // the process's, at the time the gate was made
+	slots    chan struct{} // per-bucket requests in flight
+	process  chan struct{} // the process's (StorageGates.process)
+	inFlight *atomic.Int64 // the process's count (StorageGates.inFlight)
 
 	mu        stdsync.Mutex
 	backoff   time.Duration // current shared backoff; 0 when not throttled
@@ -151,9 +154,9 @@ func (g *bucketGate) acquire(ctx context.Context) (func(), error) {
 		<-g.slots
 		return nil, ctx.Err()
 	}
-	inFlight.Add(1)
+	g.inFlight.Add(1)
 	return func() {
-		inFlight.Add(-1)
+		g.inFlight.Add(-1)
 		<-g.process
 		<-g.slots
 	}, nil

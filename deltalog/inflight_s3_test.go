@@ -106,21 +106,22 @@ func ambientS3(t *testing.T) {
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 }
 
-// setLimits sets the storage limits for the test and restores the
-// defaults after it.
-func setLimits(t *testing.T, l StorageLimits) {
+// newGates returns storage gates of the test's own with the limits l.
+func newGates(t *testing.T, l StorageLimits) *StorageGates {
 	t.Helper()
-	if err := SetStorageLimits(l); err != nil {
+	g, err := NewStorageGates(l)
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = SetStorageLimits(StorageLimits{}) })
+	return g
 }
 
-func openS3Tables(t *testing.T, s *bucketsServer, bucket string, n int) []*Table {
+// openS3Tables opens t0..t<n-1> of bucket through gates g.
+func openS3Tables(t *testing.T, s *bucketsServer, bucket string, n int, g *StorageGates) []*Table {
 	t.Helper()
 	var tbls []*Table
 	for i := range n {
-		tbl, err := Open(context.Background(), fmt.Sprintf("s3://%s/t%d%s", bucket, i, s.params))
+		tbl, err := Open(context.Background(), fmt.Sprintf("s3://%s/t%d%s", bucket, i, s.params), WithStorageGates(g))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,10 +163,10 @@ func TestStorageInFlightLimits(t *testing.T) {
 		s.seed(t, b, 16)
 	}
 	const perBucket, process = 3, 5
-	setLimits(t, StorageLimits{MaxInFlight: process, MaxInFlightPerBucket: perBucket})
+	g := newGates(t, StorageLimits{MaxInFlight: process, MaxInFlightPerBucket: perBucket})
 	var tbls []*Table
 	for _, b := range []string{"one", "two", "three"} {
-		tbls = append(tbls, openS3Tables(t, s, b, 16)...)
+		tbls = append(tbls, openS3Tables(t, s, b, 16, g)...)
 	}
 	s.reset()
 	s.delay = 2 * time.Millisecond // overlap the requests
@@ -185,14 +186,14 @@ func TestStorageInFlightLimits(t *testing.T) {
 			t.Errorf("bucket %s: %d requests in flight at once, want at most max_in_flight_per_bucket = %d", b, p, perBucket)
 		}
 	}
-	if got := StorageInFlight(); got != 0 {
-		t.Errorf("StorageInFlight() = %d after every Load returned, want 0", got)
+	if got := g.InFlight(); got != 0 {
+		t.Errorf("InFlight() = %d after every Load returned, want 0", got)
 	}
 }
 
-func TestSetStorageLimitsRejectsNegative(t *testing.T) {
-	if err := SetStorageLimits(StorageLimits{MaxInFlight: -1}); err == nil {
-		t.Error("SetStorageLimits(MaxInFlight: -1) = nil, want an error")
+func TestNewStorageGatesRejectsNegative(t *testing.T) {
+	if _, err := NewStorageGates(StorageLimits{MaxInFlight: -1}); err == nil {
+		t.Error("NewStorageGates(MaxInFlight: -1) = nil error, want one")
 	}
 	l := StorageLimits{MaxInFlight: 8, MaxInFlightPerBucket: 64}.withDefaults()
 	if l.MaxInFlightPerBucket != 8 {
@@ -225,8 +226,8 @@ func TestS3SlowDownSparesOtherBuckets(t *testing.T) {
 	s := newBucketsServer(t, "hot", "cold")
 	s.seed(t, "hot", 8)
 	s.seed(t, "cold", 8)
-	setLimits(t, StorageLimits{})
-	hot, cold := openS3Tables(t, s, "hot", 8), openS3Tables(t, s, "cold", 8)
+	g := newGates(t, StorageLimits{})
+	hot, cold := openS3Tables(t, s, "hot", 8, g), openS3Tables(t, s, "cold", 8, g)
 	s.reset()
 
 	// The burst: the hot bucket answers its next 240 requests with SlowDown.
@@ -291,8 +292,8 @@ func TestS3SlowDownSparesOtherBuckets(t *testing.T) {
 	if want := 8*7 + 1; coldServed != want {
 		t.Errorf("cold bucket served %d requests, want %d", coldServed, want)
 	}
-	if g := gateFor(gateKey("s3://cold/t0" + s.params)); g.throttledCount() != 0 {
-		t.Errorf("cold bucket's gate saw %d throttled answers, want 0", g.throttledCount())
+	if cg := g.gate(gateKey("s3://cold/t0" + s.params)); cg.throttledCount() != 0 {
+		t.Errorf("cold bucket's gate saw %d throttled answers, want 0", cg.throttledCount())
 	}
 	// The hot bucket has recovered.
 	for i, err := range loadAll(hot) {
@@ -315,8 +316,7 @@ func TestThrottledHintListsNothing(t *testing.T) {
 	throttleBase, throttleMax = time.Millisecond, 2*time.Millisecond
 	s := newBucketsServer(t, "hot")
 	s.seed(t, "hot", 1)
-	setLimits(t, StorageLimits{})
-	tbl := openS3Tables(t, s, "hot", 1)[0]
+	tbl := openS3Tables(t, s, "hot", 1, newGates(t, StorageLimits{}))[0]
 	s.reset()
 	s.mu.Lock()
 	s.fault["hot"] = func(w http.ResponseWriter) bool { slowDown(w); return true }

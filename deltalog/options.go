@@ -33,6 +33,9 @@ type options struct {
 	// maxLoadBytes is the Table's memory budget per Load or Refresh
 	// (WithMaxLoadBytes); 0 means DefaultMaxLoadBytes.
 	maxLoadBytes int64
+	// gates are the storage limits the Table shares (WithStorageGates);
+	// nil means defaultGates.
+	gates *StorageGates
 }
 
 // applyOptions folds opts into a fresh options value.
@@ -68,6 +71,15 @@ func WithConcurrentObserver(obs Observer) Option {
 // every table it opens.
 func WithMaxLoadBytes(n int64) Option {
 	return func(o *options) { o.maxLoadBytes = max(n, 0) }
+}
+
+// WithStorageGates makes an object-store Table take its requests through
+// gates: their process and per-bucket in-flight limits and the bucket's
+// shared throttling backoff. Every Table of a process should get the same
+// StorageGates; without the option a Table uses ones with the default
+// limits, shared by every such Table.
+func WithStorageGates(g *StorageGates) Option {
+	return func(o *options) { o.gates = g }
 }
 
 // loadBudget is the budget of a Load or Refresh given opts: its own

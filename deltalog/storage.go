@@ -65,7 +65,11 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Table, error) {
 	t := NewTable(st.b, name, opts...)
 	t.prefix, t.ownsBucket, t.root = st.prefix, !st.shared, root
 	if k := gateKey(rawURL); k != "" {
-		t.gate = gateFor(k)
+		g := t.opts.gates
+		if g == nil {
+			g = defaultGates
+		}
+		t.gate = g.gate(k)
 	}
 	return t, nil
 }

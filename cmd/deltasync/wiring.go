@@ -279,7 +279,8 @@ func (c *cli) newApp(cfg config, mode appMode) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := deltalog.SetStorageLimits(cfg.Storage.limits()); err != nil {
+	gates, err := deltalog.NewStorageGates(cfg.Storage.limits())
+	if err != nil {
 		return nil, err
 	}
 	if mode.daemon { // only the daemon listens to storage events
@@ -289,7 +290,7 @@ func (c *cli) newApp(cfg config, mode appMode) (*app, error) {
 	}
 	a.rec, err = sync.New(sync.Options{
 		Catalog: a.client, Selector: sel, Shard: shard, Storage: storage,
-		LogOptions:        []deltalog.Option{deltalog.WithMaxLoadBytes(cfg.Storage.MaxLoadMiB << 20)},
+		LogOptions:        []deltalog.Option{deltalog.WithMaxLoadBytes(cfg.Storage.MaxLoadMiB << 20), deltalog.WithStorageGates(gates)},
 		VendedCredentials: cfg.Credentials == "vended",
 		Diff:              sync.DiffOptions{IgnoreProperties: cfg.IgnoreProperties, IgnoreFieldMetadata: cfg.IgnoreFieldMetadata},
 		WatermarkUpdates:  watermarkUpdates(cfg.WatermarkUpdates),

@@ -39,6 +39,8 @@ func (h *harness) testRefusals(t *testing.T) {
 		{"partition column not a column", act("set-partition-columns", "partition-columns", []string{"nope"}), 400, "InvalidParameterValueException", "partition-columns references unknown column: nope"},
 		{"property key over 255", act("set-properties", "updates", map[string]string{long(256): "v"}), 500, "", "Value too long for column"},
 		{"property value over 255", act("set-properties", "updates", map[string]string{"k": long(256)}), 500, "", "Value too long for column"},
+		// Widths count UTF-16 code units, as Java does: 128 emoji are 256.
+		{"property value of 128 emoji", act("set-properties", "updates", map[string]string{"k": strings.Repeat("\U0001F600", 128)}), 500, "", "Value too long for column"},
 		{"column name over 255", cols(plain(long(256))), 500, "", "Value too long for column"},
 		{"column comment over 65535", cols(field("c", "long", true, map[string]any{"comment": long(65536)})), 500, "", "Value too long for column"},
 		{"clustering property over 255", act("set-domain-metadata", "updates", map[string]any{"delta.clustering": map[string]any{"clusteringColumns": [][]string{{long(130)}, {long(130)}}}}), 500, "", "Value too long for column"},
@@ -64,7 +66,7 @@ func (h *harness) testRefusals(t *testing.T) {
 	// At the limits themselves the server accepts.
 	ok := h.createExternal(t, h.schema, "at_limits")
 	h.step(t, "at_limits", ok,
-		act("set-properties", "updates", map[string]string{long(255): strings.Repeat("é", 255)}),
+		act("set-properties", "updates", map[string]string{long(255): strings.Repeat("é", 255), "emoji": strings.Repeat("\U0001F600", 127)}),
 		act("set-table-comment", "comment", long(65535)))
 }
 

@@ -64,7 +64,7 @@ type Options struct {
 	IdleTimeout time.Duration
 	// MaxListEntries bounds one listing (every page of one ListCatalogs,
 	// ListSchemas or ListTables(Pages) call): at most this many entries, in
-	// at most MaxListEntries/50+1 pages, so a server whose page tokens
+	// at most 2×MaxListEntries/50+2 pages (short pages allowed), so a server whose page tokens
 	// never end is given up. Default 100,000.
 	MaxListEntries int
 	// MaxListPageBytes bounds the body of one listing page. Default 32 MiB.

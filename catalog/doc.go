@@ -72,7 +72,7 @@
 // the wait for the first byte included) is given up with ErrStalled and
 // retried once (a second stall in a row ends the request), while
 // an answer that keeps arriving has the whole Timeout. A listing takes at
-// most MaxListEntries entries (default 100,000) in MaxListEntries/50+1
+// most MaxListEntries entries (default 100,000) in 2×MaxListEntries/50+2
 // pages; each page is read in one scan that refuses it at the first entry
 // over max_results and past MaxListPageBytes (default 32 MiB), before the
 // rest is read; a repeated or oversized page token ends it; each is an

@@ -40,9 +40,12 @@ func (c *Client) listBounds() listBounds {
 	if b.pageBytes <= 0 {
 		b.pageBytes = defaultMaxListPageBytes
 	}
-	// Every page but the last is full (a full page always carries a token),
-	// so a listing of b.entries takes b.entries/pageSize+1 pages.
-	b.pages = b.entries/pageSize + 1
+	// A listing of b.entries takes b.entries/pageSize+1 full pages, but a
+	// page may hold fewer entries than asked for, none at all, and still
+	// carry a token (Databricks documents it for listTables): the page
+	// bound leaves one short page for every full one, so only a listing
+	// whose tokens never end meets it.
+	b.pages = 2*(b.entries/pageSize) + 2
 	return b
 }
 

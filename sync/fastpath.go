@@ -104,7 +104,9 @@ func (r *Reconciler) fastPath(ctx context.Context, st *tableState, t Target) (Re
 func (r *Reconciler) remember(st *tableState, t Target, res *Result, before, after *Record) {
 	first := st.verified.until.IsZero()
 	st.verified = verified{}
-	inSync := res.Outcome == OutcomeSynced || res.Outcome == OutcomeUnchanged && res.Plan == nil
+	// A synced table still OutOfSync (UniForm drift the catalog cannot
+	// take) is read in full again, or its drift would vanish from reports.
+	inSync := res.Status == StatusSynced && (res.Outcome == OutcomeSynced || res.Outcome == OutcomeUnchanged && res.Plan == nil)
 	if r.opts.ResyncInterval <= 0 || t.Listed == nil || t.Listed.UpdatedAt == 0 || !inSync ||
 		res.LogVersion == nil || after == nil || after.Managed() || st.snap == nil || st.snap.Version != *res.LogVersion {
 		return

@@ -78,7 +78,9 @@ func noteUniform(res *Result, u *UniformDrift) {
 	if u == nil {
 		return
 	}
-	if res.Plan == nil {
+	if res.Plan == nil || res.Outcome == OutcomeSynced {
+		// A synced table's plan was fixed by the update: what is left
+		// is the UniForm drift alone.
 		res.Plan = &Plan{Table: res.Table}
 	}
 	res.Plan.Uniform = u

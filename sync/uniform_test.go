@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/sync"
@@ -62,7 +63,8 @@ func TestUniformDriftIsFlaggedNeverWritten(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		res := e.reconciler(only(e, "uni_behind")).Sync(ctx).Results[0]
+		rec := e.reconciler(only(e, "uni_behind"), func(o *sync.Options) { o.ResyncInterval = time.Hour })
+		res := rec.Sync(ctx).Results[0]
 		u := res.Plan.Uniform
 		if res.Status != sync.StatusOutOfSync || u == nil || u.ConvertedVersion == nil || *u.ConvertedVersion != 0 || u.LogVersion != 2 ||
 			!strings.Contains(res.Reason, "converted at version 0, the log is at 2") || slices.Contains(res.Actions, "uniform") {
@@ -70,6 +72,14 @@ func TestUniformDriftIsFlaggedNeverWritten(t *testing.T) {
 		}
 		if !slices.Contains(res.Actions, "update-metadata-snapshot-version") {
 			t.Errorf("the watermark did not sync: %v", res.Actions)
+		}
+		if res.Plan.MetadataDrift() || res.Plan.Version != nil {
+			t.Errorf("the synced table's plan still shows what the update fixed: %+v", res.Plan)
+		}
+		// The next cycle of the same daemon still reports the UniForm
+		// drift: the table is not confirmed from the listing as in sync.
+		if again := rec.Sync(ctx).Results[0]; again.Status != sync.StatusOutOfSync || again.Plan == nil || again.Plan.Uniform == nil {
+			t.Errorf("second cycle: %s %s, plan %+v: the UniForm drift vanished", again.Outcome, again.Status, again.Plan)
 		}
 		lt, err := e.client.LoadTable(ctx, e.name("uni_behind"))
 		if err != nil || !strings.Contains(string(lt.Uniform), `"converted-delta-version":0`) {

@@ -67,6 +67,11 @@ func (r *Reconciler) holdWatermark(rec *Record, p *Plan) bool {
 	if w == WatermarkEveryCycle || p.Version == nil || p.MetadataDrift() {
 		return false
 	}
+	// Only a watermark that lags is held: one ahead of the log (a
+	// recreated table, whose new log the record must now name) is sent.
+	if p.Version.Recreated != "" || p.Version.Catalog != nil && *p.Version.Catalog > p.Version.Log {
+		return false
+	}
 	if w < 0 {
 		return true
 	}

@@ -291,3 +291,53 @@ func TestLogBehindCatalogStaysFlagged(t *testing.T) {
 		t.Errorf("the record was written (etag %s -> %s)", etag, got)
 	}
 }
+
+// TestRecreatedVerdictHoldsOverCycles: when the metaData.id is the only
+// evidence that a log behind the watermark is another table (its commit
+// times are older than the watermark's), the verdict must not flip once
+// the daemon has read the new log: the id compared is that of the log the
+// record described, not of the log read last. In mode warn nothing is
+// written, so every cycle meets the same question. (Before, cycle 2 said
+// "same metaData.id … as the log read here before" and failed it.)
+func TestRecreatedVerdictHoldsOverCycles(t *testing.T) {
+	e := newEnv(t)
+	const table = "recreated_id_only"
+	dir := filepath.Join(t.TempDir(), table)
+	schema := `{"type":"struct","fields":[{"name":"a","type":"long","nullable":true,"metadata":{}}]}`
+	commit := func(v int64, id string, ts int64) {
+		t.Helper()
+		line := fmt.Sprintf(`{"commitInfo":{"timestamp":%d,"operation":"WRITE"}}`+"\n", ts)
+		if v == 0 {
+			md, _ := json.Marshal(map[string]any{"id": id, "format": map[string]any{"provider": "parquet", "options": map[string]string{}},
+				"schemaString": schema, "partitionColumns": []string{}, "configuration": map[string]string{}, "createdTime": ts})
+			line += `{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}` + "\n" + `{"metaData":` + string(md) + "}\n"
+		}
+		p := filepath.Join(dir, "_delta_log", fmt.Sprintf("%020d.json", v))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for v := range int64(4) {
+		commit(v, "old-table", 1_700_000_000_000+v*1000)
+	}
+	if _, err := sync.Register(context.Background(), e.client, snapshot(t, dir), e.name(table), "file://"+dir); err != nil {
+		t.Fatal(err)
+	}
+	warn := []sync.Rule{{Include: []string{e.name(table).String()}, Mode: sync.ModeWarn}}
+	w := e.reconciler(warn, func(o *sync.Options) { o.ResyncInterval = time.Hour })
+	inSyncFor(t, w, 1, "before the rewrite")
+	// Written again as one v0 of another table, with an older commit time.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	commit(0, "new-table", 1_699_000_000_000)
+	for i := range 3 {
+		res := cycle(t, w, fmt.Sprintf("after the rewrite, cycle %d", i+1))
+		if res.Plan == nil || res.Plan.Version == nil || !strings.Contains(res.Plan.Version.Recreated, "metaData.id new-table") {
+			t.Fatalf("cycle %d: %s/%s %q, plan %+v: want the log judged recreated (another metaData.id)", i+1, res.Outcome, res.Status, res.Reason, res.Plan)
+		}
+	}
+}

@@ -17,13 +17,15 @@ import (
 // (last-commit-timestamp-ms, which update-metadata-snapshot-version sets
 // with the version). The catalog record keeps no metaData.id of its own.
 
-// previousID is the metaData.id of the log the table's state last read at
-// rec's location, "" when there is none.
+// previousID is the metaData.id of the last log read at rec's location
+// that the catalog's watermark was not ahead of (tableState.describedID),
+// "" when there is none. It is not the log read last: once a log behind
+// the watermark has been read, that one would be its own evidence.
 func previousID(st *tableState, rec *Record) string {
-	if st.snap == nil || st.loc != rec.Table.Metadata.Location {
+	if st.loc != rec.Table.Metadata.Location {
 		return ""
 	}
-	return st.snap.Metadata.ID
+	return st.describedID
 }
 
 // behindLog decides a log whose latest version is below the catalog's

@@ -212,6 +212,9 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 		return Record{}, LogState{}, failed(ReasonStorage, err)
 	}
 	res.LogVersion = versionOf(log)
+	if md.LastCommitVersion == nil || *md.LastCommitVersion <= log.Version {
+		st.describedID = log.TableID
+	}
 	return rec, log, nil
 }
 

@@ -101,6 +101,10 @@ type tableState struct {
 	credsValid compactTime
 	// verified is the last full verdict "in sync" (fast path, fastpath.go).
 	verified verified
+	// describedID is the metaData.id of the last log read at loc that the
+	// catalog's watermark was not ahead of: the table the record describes,
+	// the evidence lifetime.go compares a log behind the watermark with.
+	describedID string
 }
 
 // New checks opts and returns a Reconciler.

@@ -30,7 +30,7 @@ func catalogManagedFeature(log *LogState) string {
 
 // flagCatalogManagedLog flags res when the log is catalog-managed and the
 // record is a plain EXTERNAL one (not MANAGED, and without the
-// catalogManaged feature, which makes it watch-only: Record.Managed),with
+// catalogManaged feature, which makes it watch-only: Record.Managed), with
 // or without drift: nothing is written, and the comparison with the
 // published log says nothing about the table's latest state. It reports
 // whether it did.

@@ -76,3 +76,32 @@ func TestExternalRecordOverCatalogOwnedPreviewLogIsFlagged(t *testing.T) {
 		t.Fatalf("results %+v, %d updates", res, e.updates())
 	}
 }
+
+// A plain EXTERNAL record whose watermark is ahead of the published
+// catalog-managed log (the usual case: the managing catalog ratified
+// commits the log has not published) is flagged as catalog-managed, not
+// failed as a log behind its watermark and retried on the failure
+// backoff.
+func TestExternalRecordAheadOfCatalogManagedLogIsFlagged(t *testing.T) {
+	e := newEnv(t)
+	const src = "basic_catalog_managed" // published v1
+	dir := filepath.Join(t.TempDir(), src)
+	copyLog(t, src, dir, -1)
+	e.registerPlainExternal(t, dir, src)
+	md := e.record(src).Table.Metadata
+	if _, err := e.client.UpdateTable(context.Background(), e.name(src), catalog.UpdateTableRequest{
+		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: md.TableUUID}, catalog.AssertEtag{Etag: md.Etag}},
+		Updates:      []catalog.Update{catalog.UpdateMetadataSnapshotVersion{LastCommitVersion: 3, LastCommitTimestampMs: 1900000000000}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	before := e.record(src).Table.Metadata
+	res := e.reconciler(only(e, src)).Sync(context.Background()).Results
+	if len(res) != 1 || res[0].Outcome != sync.OutcomeFlagged || res[0].ErrorReason != sync.ReasonUnsupported ||
+		!strings.Contains(res[0].Reason, "catalog-managed (catalogManaged)") {
+		t.Fatalf("results %+v: want flagged as catalog-managed", res)
+	}
+	if after := e.record(src).Table.Metadata; after.Etag != before.Etag {
+		t.Errorf("the record was written: etag %s -> %s", before.Etag, after.Etag)
+	}
+}

@@ -190,7 +190,9 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 		// schema unlike the catalog): read the log's schema itself.
 		log, err = r.readLog(ctx, st, rec, true)
 	}
-	if err == nil && !rec.Managed() && md.LastCommitVersion != nil && *md.LastCommitVersion > log.Version {
+	// A catalog-managed log under a plain record is flagged as such
+	// (flagCatalogManagedLog), however far its published log lags.
+	if err == nil && !rec.Managed() && catalogManagedFeature(&log) == "" && md.LastCommitVersion != nil && *md.LastCommitVersion > log.Version {
 		// Someone recorded a newer version than we see: re-read the
 		// log from scratch rather than push an older snapshot, and
 		// sync it only if it is another table (lifetime.go).

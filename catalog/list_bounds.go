@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 )
 
@@ -40,6 +41,8 @@ func (c *Client) listBounds() listBounds {
 	if b.pageBytes <= 0 {
 		b.pageBytes = defaultMaxListPageBytes
 	}
+	// readPage reads one byte past the bound to see it broken.
+	b.pageBytes = min(b.pageBytes, math.MaxInt32)
 	// A listing of b.entries takes b.entries/pageSize+1 full pages, but a
 	// page may hold fewer entries than asked for, none at all, and still
 	// carry a token (Databricks documents it for listTables): the page

@@ -19,7 +19,10 @@ import (
 //     speed of this pass.
 //
 // Only a key "columns" at nesting depth 3 (an element of a top-level array)
-// holding an array is dropped. The JSON is validated when decoded.
+// holding an array is dropped. The JSON is validated when decoded, except
+// inside a dropped columns array: its brackets must match (an array that
+// a '}' closes is not dropped, so json refuses it), but what it holds is
+// not read, by this pass or by anyone.
 type pageScan struct {
 	max      int // entries allowed in one top-level array (0: no limit)
 	pos      int // next byte of the body to scan
@@ -89,7 +92,9 @@ func (s *pageScan) scan(b []byte) error {
 		case '}', ']':
 			s.colKey = 0
 			if s.colStart >= 0 && s.depth == s.colDepth {
-				s.spans = append(s.spans, [2]int{s.colStart, i + 1})
+				if c == ']' {
+					s.spans = append(s.spans, [2]int{s.colStart, i + 1})
+				}
 				s.colStart = -1
 			}
 			s.depth--

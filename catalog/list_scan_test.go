@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -190,4 +191,33 @@ func benchTablesPage() []byte {
 	}
 	sb.WriteString(`]}`)
 	return []byte(sb.String())
+}
+
+// TestColumnsClosedByABraceAreRefused: a columns array that a '}' closes
+// is not JSON; it is not dropped, so the page is refused, not decoded as
+// if its columns were [].
+func TestColumnsClosedByABraceAreRefused(t *testing.T) {
+	for _, body := range []string{`{"tables":[{"name":"t","columns":[}}]}`, `{"tables":[{"name":"t","columns":[{"name":"a"}}]}`} {
+		b, err := readPage(strings.NewReader(body), -1, &pageLimit{entries: 50, bytes: 1 << 20, dropColumns: true})
+		if err == nil {
+			_, err = decodePage("listTables", b, func(p *listPage[listedTable]) []listedTable { return p.Tables })
+		}
+		if err == nil {
+			t.Errorf("%s: accepted", body)
+		}
+	}
+}
+
+// TestHugePageByteBoundDoesNotOverflow: MaxListPageBytes near MaxInt64
+// is a bound like any other, not a slice capacity out of range.
+func TestHugePageByteBoundDoesNotOverflow(t *testing.T) {
+	ts := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+		w.Header().Set("Content-Type", "application/json")
+		w.(http.Flusher).Flush() // no Content-Length
+		_, _ = w.Write([]byte(`{"tables":[{"name":"t"}]}`))
+	})
+	c := newClient(t, ts.URL, Options{MaxListPageBytes: math.MaxInt64})
+	if n, err := listTables(c); err != nil || n != 1 {
+		t.Fatalf("listed %d: %v", n, err)
+	}
 }

@@ -45,8 +45,21 @@ func newBucketsServer(t testing.TB, buckets ...string) *bucketsServer {
 	s := &bucketsServer{now: map[string]int{}, peak: map[string]int{}, served: map[string]int{},
 		fault: map[string]func(http.ResponseWriter) bool{}, faulted: map[string]int{}}
 	fake := gofakes3.New(backend).Server()
-	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.srv = httptest.NewServer(http.HandlerFunc(func(out http.ResponseWriter, r *http.Request) {
 		bucket, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		// The answer is recorded whole and sent only after the request
+		// stops counting as in flight: sent while the handler still ran,
+		// the client could take it, free its slot and send the next
+		// request before this one was counted out, and the server would
+		// see one more in flight than the client ever had.
+		w := httptest.NewRecorder()
+		defer func() {
+			for k, v := range w.Header() {
+				out.Header()[k] = v
+			}
+			out.WriteHeader(w.Code)
+			_, _ = out.Write(w.Body.Bytes())
+		}()
 		s.mu.Lock()
 		s.now[bucket]++
 		s.total++

@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // wideLog is a table with n columns (nested every tenth) and n properties.
-func wideLog(n int) LogState {
+func wideLog(n int) plan.LogState {
 	type field struct {
 		Name     string         `json:"name"`
 		Type     any            `json:"type"`
@@ -30,12 +31,12 @@ func wideLog(n int) LogState {
 		conf[fmt.Sprintf("user.key%d", i)] = "v"
 	}
 	b, _ := json.Marshal(map[string]any{"type": "struct", "fields": fields})
-	return LogState{Version: 1000, CommitTimestamp: 1, SchemaString: string(b), Configuration: conf,
+	return plan.LogState{Version: 1000, CommitTimestamp: 1, SchemaString: string(b), Configuration: conf,
 		Protocol: catalog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"columnMapping"},
 			WriterFeatures: []string{"columnMapping", "domainMetadata"}}, Location: "s3://b/t"}
 }
 
-func recordFor(b *testing.B, log LogState) Record {
+func recordFor(b *testing.B, log plan.LogState) plan.Record {
 	cols, err := catalog.ColumnsFromSchemaString(log.SchemaString)
 	if err != nil {
 		b.Fatal(err)
@@ -43,7 +44,7 @@ func recordFor(b *testing.B, log LogState) Record {
 	props := maps.Clone(log.Configuration)
 	maps.Copy(props, catalog.ProtocolProperties(log.Protocol))
 	v := log.Version
-	return Record{Table: catalog.LoadTableResponse{Metadata: catalog.TableMetadata{TableType: "EXTERNAL",
+	return plan.Record{Table: catalog.LoadTableResponse{Metadata: catalog.TableMetadata{TableType: "EXTERNAL",
 		Location: log.Location, Columns: cols, Properties: props, LastCommitVersion: &v}}}
 }
 
@@ -56,7 +57,7 @@ func BenchmarkDiff(b *testing.B) {
 			rec := recordFor(b, log)
 			b.ReportAllocs()
 			for b.Loop() {
-				if p := Diff(log, rec, DiffOptions{IgnoreProperties: []string{"spark.*"}}); !p.Empty() {
+				if p := plan.Diff(log, rec, plan.DiffOptions{IgnoreProperties: []string{"spark.*"}}); !p.Empty() {
 					b.Fatal("drift")
 				}
 			}

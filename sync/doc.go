@@ -18,11 +18,11 @@
 //     flag and why) → apply (reconcile.go); the words it reports in are in
 //     outcome.go. A catalog without the Delta API is read with the classic
 //     API and never written (readonly.go);
-//   - diff (Diff): a pure, total, deterministic function from (LogState,
-//     Record) to a typed Plan; server-derived keys and representation
-//     differences are normalised away first, so a faithfully registered
-//     table always diffs empty;
-//   - apply (Plan.Updates): exactly the updateTable actions that fix the
+//   - diff (sync/plan's Diff): a pure, total, deterministic function from
+//     (LogState, Record) to a typed Plan; server-derived keys and
+//     representation differences are normalised away first, so a
+//     faithfully registered table always diffs empty;
+//   - apply (plan.Plan.Updates): exactly the updateTable actions that fix the
 //     plan, sent in ONE request guarded by assert-table-uuid + assert-etag,
 //     only when something differs (every update rolls the server's etag).
 //

@@ -29,6 +29,7 @@ import (
 	"github.com/deltasync/deltasync/internal/testenv"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/location"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // deltarsPython is the python with deltalake that .ci/setup-python.sh
@@ -139,7 +140,7 @@ func (e *env) matchesLog(table, dir string, gone ...string) {
 	loc := "file://" + dir
 	rec := e.record(table)
 	// Delta API: nothing left to plan.
-	if p := sync.Diff(sync.LogStateOf(snap, loc), rec, sync.DiffOptions{}); !p.Empty() {
+	if p := plan.Diff(sync.LogStateOf(snap, loc), rec, plan.DiffOptions{}); !p.Empty() {
 		t.Errorf("%s differs from its log at v%d: %v %+v", table, snap.Version, p.Kinds(), p)
 	}
 	if v := rec.Table.Metadata.LastCommitVersion; rec.Table.Metadata.TableType == catalog.TableTypeExternal && (v == nil || *v != snap.Version) {

@@ -18,6 +18,7 @@ import (
 	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/deltasync/deltasync/internal/testenv"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // env is one end-to-end environment: a catalog (uctest, or the real server
@@ -146,7 +147,7 @@ func (e *env) register(src, table string, upTo int64) string {
 }
 
 // record reads both catalog views of a table.
-func (e *env) record(table string) sync.Record {
+func (e *env) record(table string) plan.Record {
 	e.t.Helper()
 	ctx := context.Background()
 	lt, err := e.client.LoadTable(ctx, e.name(table))
@@ -157,7 +158,7 @@ func (e *env) record(table string) sync.Record {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return sync.Record{Name: e.name(table), Table: *lt, Comment: ti.Comment, StorageLocation: ti.StorageLocation}
+	return plan.Record{Name: e.name(table), Table: *lt, Comment: ti.Comment, StorageLocation: ti.StorageLocation}
 }
 
 // updates counts updateTable requests (POST to a Delta table path).

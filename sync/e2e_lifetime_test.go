@@ -15,6 +15,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // The lifetime cases: a table's log deleted and written again at the same
@@ -55,7 +56,7 @@ func writeAgain(t *testing.T, py, dir string, steps ...string) {
 }
 
 // hasColumn reports whether the catalog's columns include name.
-func hasColumn(rec sync.Record, name string) bool {
+func hasColumn(rec plan.Record, name string) bool {
 	return slices.ContainsFunc(rec.Table.Metadata.Columns.Fields, func(f catalog.StructField) bool { return f.Name == name })
 }
 

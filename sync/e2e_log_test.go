@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // writeCommit appends commit version v to the log in dir with the given
@@ -60,7 +61,7 @@ func TestNewCommitWithColumnCommentAndUnsetProperty(t *testing.T) {
 	if _, ok := rec.Table.Metadata.Properties["delta.dataSkippingNumIndexedCols"]; ok {
 		t.Errorf("unset property still in the catalog: %v", rec.Table.Metadata.Properties)
 	}
-	if p := sync.Diff(sync.LogStateOf(snapshot(t, dir), "file://"+dir), rec, sync.DiffOptions{}); !p.Empty() {
+	if p := plan.Diff(sync.LogStateOf(snapshot(t, dir), "file://"+dir), rec, plan.DiffOptions{}); !p.Empty() {
 		t.Errorf("still differs: %v", p.Kinds())
 	}
 }

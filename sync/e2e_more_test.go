@@ -14,6 +14,7 @@ import (
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 func only(e *env, table string) []sync.Rule {
@@ -76,7 +77,7 @@ func TestConcurrentWriterCausesReloadNotLostUpdate(t *testing.T) {
 	if !strings.Contains(bodies[1], "other.writer") || strings.Contains(bodies[0], "other.writer") {
 		t.Errorf("second request was not re-planned from a reload:\n%s\n%s", bodies[0], bodies[1])
 	}
-	if p := sync.Diff(sync.LogStateOf(snapshot(t, dir), "file://"+dir), e.record("t"), sync.DiffOptions{}); !p.Empty() {
+	if p := plan.Diff(sync.LogStateOf(snapshot(t, dir), "file://"+dir), e.record("t"), plan.DiffOptions{}); !p.Empty() {
 		t.Errorf("catalog still differs: %v", p.Kinds())
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // okTables lists the corpus tables a reader must accept (manifest.tsv).
@@ -68,7 +69,7 @@ func TestFaithfulRegistrationHasNoDrift(t *testing.T) {
 			continue
 		}
 		registered = append(registered, name)
-		p := sync.Diff(sync.LogStateOf(snap, "file://"+dir), e.record(name), sync.DiffOptions{})
+		p := plan.Diff(sync.LogStateOf(snap, "file://"+dir), e.record(name), plan.DiffOptions{})
 		if !p.Empty() {
 			t.Errorf("%s: false drift %v: %+v", src, p.Kinds(), p)
 		}
@@ -150,7 +151,7 @@ func TestOnceSyncsDriftAndFlagsTheRest(t *testing.T) {
 	}
 	// The catalog now matches the log (Delta load + classic get).
 	for _, tc := range []struct{ table, dir string }{{"evolve", evolve}, {"props", props}} {
-		p := sync.Diff(sync.LogStateOf(snapshot(t, tc.dir), "file://"+tc.dir), e.record(tc.table), sync.DiffOptions{})
+		p := plan.Diff(sync.LogStateOf(snapshot(t, tc.dir), "file://"+tc.dir), e.record(tc.table), plan.DiffOptions{})
 		if !p.Empty() {
 			t.Errorf("%s still differs: %v", tc.table, p.Kinds())
 		}
@@ -229,7 +230,7 @@ func TestOnceAgainstServer(t *testing.T) {
 	for table, dir := range dirs {
 		rec := e.record(table)
 		etags[table] = rec.Table.Metadata.Etag
-		if p := sync.Diff(sync.LogStateOf(snapshot(t, dir), "file://"+dir), rec, sync.DiffOptions{}); !p.Empty() {
+		if p := plan.Diff(sync.LogStateOf(snapshot(t, dir), "file://"+dir), rec, plan.DiffOptions{}); !p.Empty() {
 			t.Errorf("%s still differs: %v", table, p.Kinds())
 		}
 	}

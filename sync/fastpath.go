@@ -9,6 +9,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // verified is what a table looked like the last time a full reconcile found
@@ -101,7 +102,7 @@ func (r *Reconciler) fastPath(ctx context.Context, st *tableState, t Target) (Re
 // anything else forgets. before is the record read at the start of the
 // reconcile, after the one that confirmed it (the same unless an update was
 // sent).
-func (r *Reconciler) remember(st *tableState, t Target, res *Result, before, after *Record) {
+func (r *Reconciler) remember(st *tableState, t Target, res *Result, before, after *plan.Record) {
 	first := st.verified.until.IsZero()
 	st.verified = verified{}
 	// A synced table still OutOfSync (UniForm drift the catalog cannot

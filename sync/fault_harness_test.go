@@ -40,6 +40,7 @@ import (
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // toxi is the one Toxiproxy API server of this test binary. Its API server
@@ -353,7 +354,7 @@ type writtenTable struct {
 	columns []string
 	props   map[string]string
 	desc    string
-	states  map[int64]sync.LogState
+	states  map[int64]plan.LogState
 	seq     int
 	static  bool // imported from the corpus: never stepped
 }
@@ -367,7 +368,7 @@ func (w *logWriter) create(table string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	wt := &writtenTable{name: table, version: -1, columns: []string{"id"},
-		props: map[string]string{"owner.team": "ingest"}, desc: table + " v0", states: map[int64]sync.LogState{}}
+		props: map[string]string{"owner.team": "ingest"}, desc: table + " v0", states: map[int64]plan.LogState{}}
 	w.tables[table] = wt
 	w.commit(wt, "create", true, true)
 }
@@ -384,7 +385,7 @@ func (w *logWriter) importTable(table, src string) {
 		return nil
 	})
 	st := w.readState(table)
-	w.tables[table] = &writtenTable{name: table, version: st.Version, static: true, states: map[int64]sync.LogState{st.Version: st}}
+	w.tables[table] = &writtenTable{name: table, version: st.Version, static: true, states: map[int64]plan.LogState{st.Version: st}}
 }
 
 // vacuum deletes key as a log clean-up would; the audit expects it gone.
@@ -486,7 +487,7 @@ func (w *logWriter) commit(wt *writtenTable, op string, meta, proto bool) {
 }
 
 // readState reads the table's latest state directly (not through proxies).
-func (w *logWriter) readState(table string) sync.LogState {
+func (w *logWriter) readState(table string) plan.LogState {
 	ctx := context.Background()
 	u := w.directURL(table)
 	tbl, err := deltalog.Open(ctx, u, directLogOptions...)
@@ -514,7 +515,7 @@ func (w *logWriter) directURL(table string) string {
 var directLogOptions []deltalog.Option
 
 // stateAt returns the state of table at version v.
-func (w *logWriter) stateAt(table string, v int64) (sync.LogState, bool) {
+func (w *logWriter) stateAt(table string, v int64) (plan.LogState, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s, ok := w.tables[table].states[v]
@@ -522,7 +523,7 @@ func (w *logWriter) stateAt(table string, v int64) (sync.LogState, bool) {
 }
 
 // withLatest calls f with the table's newest state, the writer held off.
-func (w *logWriter) withLatest(table string, f func(sync.LogState)) {
+func (w *logWriter) withLatest(table string, f func(plan.LogState)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	wt := w.tables[table]
@@ -555,10 +556,10 @@ func (w *logWriter) audit(t *testing.T) []string {
 
 // logStates tells the checker what each log version's full state is.
 type logStates interface {
-	stateAt(table string, v int64) (sync.LogState, bool)
+	stateAt(table string, v int64) (plan.LogState, bool)
 	// withLatest calls f with the newest state; the log does not move
 	// back meanwhile (it may only grow).
-	withLatest(table string, f func(sync.LogState))
+	withLatest(table string, f func(plan.LogState))
 }
 
 // checker holds the invariants and records violations. It reads the
@@ -591,21 +592,21 @@ func (c *checker) violate(format string, args ...any) {
 }
 
 // record reads both catalog views of a table directly.
-func (c *checker) record(ctx context.Context, name catalog.TableName) (sync.Record, error) {
+func (c *checker) record(ctx context.Context, name catalog.TableName) (plan.Record, error) {
 	lt, err := c.client.LoadTable(ctx, name)
 	if err != nil {
-		return sync.Record{}, err
+		return plan.Record{}, err
 	}
 	ti, err := c.client.GetTable(ctx, name.String())
 	if err != nil {
-		return sync.Record{}, err
+		return plan.Record{}, err
 	}
-	return sync.Record{Name: name, Table: *lt, Comment: ti.Comment, StorageLocation: ti.StorageLocation}, nil
+	return plan.Record{Name: name, Table: *lt, Comment: ti.Comment, StorageLocation: ti.StorageLocation}, nil
 }
 
 // observe checks one record: its watermark never goes back, and it equals
 // the full state of the log version it names.
-func (c *checker) observe(table string, rec sync.Record) {
+func (c *checker) observe(table string, rec plan.Record) {
 	w := rec.Table.Metadata.LastCommitVersion
 	if w == nil {
 		c.violate("%s: record has no watermark", table)
@@ -625,7 +626,7 @@ func (c *checker) observe(table string, rec sync.Record) {
 		c.violate("%s: record names version %d, which the writer never wrote", table, *w)
 		return
 	}
-	if p := sync.Diff(state, rec, sync.DiffOptions{}); !p.Empty() {
+	if p := plan.Diff(state, rec, plan.DiffOptions{}); !p.Empty() {
 		// The record was read in two requests (loadTable, getTable): a
 		// sync between them shows a newer comment with an older record.
 		// Re-read once before calling it a mix of versions.
@@ -701,7 +702,7 @@ func (c *checker) beforeUpdate(r *http.Request, body []byte) {
 			etag = q.Etag
 		}
 	}
-	c.w.withLatest(table, func(latest sync.LogState) {
+	c.w.withLatest(table, func(latest plan.LogState) {
 		rec, err := c.record(context.Background(), c.names[table])
 		if err != nil {
 			return
@@ -709,7 +710,7 @@ func (c *checker) beforeUpdate(r *http.Request, body []byte) {
 		if etag == "" {
 			c.violate("%s: update sent without assert-etag", table)
 		}
-		if etag == rec.Table.Metadata.Etag && sync.Diff(latest, rec, sync.DiffOptions{}).Empty() {
+		if etag == rec.Table.Metadata.Etag && plan.Diff(latest, rec, plan.DiffOptions{}).Empty() {
 			c.violate("%s: update sent for a table already in sync at v%d", table, latest.Version)
 		}
 	})
@@ -724,8 +725,8 @@ func (c *checker) outOfSync(ctx context.Context) []string {
 			bad = append(bad, table+": "+err.Error())
 			continue
 		}
-		c.w.withLatest(table, func(latest sync.LogState) {
-			if p := sync.Diff(latest, rec, sync.DiffOptions{}); !p.Empty() {
+		c.w.withLatest(table, func(latest plan.LogState) {
+			if p := plan.Diff(latest, rec, plan.DiffOptions{}); !p.Empty() {
 				bad = append(bad, fmt.Sprintf("%s: %v at v%d", table, p.Kinds(), latest.Version))
 			}
 		})

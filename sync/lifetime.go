@@ -2,6 +2,7 @@ package sync
 
 import (
 	"fmt"
+	"github.com/deltasync/deltasync/sync/plan"
 	"strings"
 	"time"
 )
@@ -21,7 +22,7 @@ import (
 // that the catalog's watermark was not ahead of (tableState.describedID),
 // "" when there is none. It is not the log read last: once a log behind
 // the watermark has been read, that one would be its own evidence.
-func previousID(st *tableState, rec *Record) string {
+func previousID(st *tableState, rec *plan.Record) string {
 	if st.loc != rec.Table.Metadata.Location {
 		return ""
 	}
@@ -32,7 +33,7 @@ func previousID(st *tableState, rec *Record) string {
 // watermark. prevID is previousID before this reconcile read the log. It
 // returns the evidence that the log was recreated (it is synced, and the
 // plan says why), or the error that flags a log merely behind.
-func behindLog(rec *Record, log *LogState, prevID string) (recreated string, err error) {
+func behindLog(rec *plan.Record, log *plan.LogState, prevID string) (recreated string, err error) {
 	md := rec.Table.Metadata
 	var evidence []string
 	if prevID != "" && log.TableID != prevID {

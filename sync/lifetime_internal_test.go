@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // TestBehindLog: a log behind the catalog's watermark is another table
@@ -14,12 +15,12 @@ import (
 // with why.
 func TestBehindLog(t *testing.T) {
 	v3, t3 := int64(3), int64(1_700_000_003_000)
-	rec := func(ts *int64) *Record {
-		return &Record{Table: catalog.LoadTableResponse{Metadata: catalog.TableMetadata{LastCommitVersion: &v3, LastCommitTimestampMs: ts}}}
+	rec := func(ts *int64) *plan.Record {
+		return &plan.Record{Table: catalog.LoadTableResponse{Metadata: catalog.TableMetadata{LastCommitVersion: &v3, LastCommitTimestampMs: ts}}}
 	}
 	for _, tc := range []struct {
 		name      string
-		rec       *Record
+		rec       *plan.Record
 		logID     string
 		logTS     int64
 		prevID    string
@@ -41,7 +42,7 @@ func TestBehindLog(t *testing.T) {
 			behind: []string{"the catalog records no commit time for version 3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log := &LogState{Version: 0, CommitTimestamp: tc.logTS, TableID: tc.logID}
+			log := &plan.LogState{Version: 0, CommitTimestamp: tc.logTS, TableID: tc.logID}
 			got, err := behindLog(tc.rec, log, tc.prevID)
 			if tc.recreated != nil {
 				if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // endlessListings is a proxy in front of a catalog that answers the
@@ -96,7 +97,7 @@ func TestNamedTablesRunWhenTheListingNeverEnds(t *testing.T) {
 			if len(rep.Results) != 1 || rep.Results[0].Table != e.name("t").String() || rep.Results[0].Outcome != sync.OutcomeSynced {
 				t.Fatalf("results %+v, want %s synced", rep.Results, e.name("t"))
 			}
-			if p := sync.Diff(sync.LogStateOf(snapshot(t, dir), "file://"+dir), e.record("t"), sync.DiffOptions{}); !p.Empty() {
+			if p := plan.Diff(sync.LogStateOf(snapshot(t, dir), "file://"+dir), e.record("t"), plan.DiffOptions{}); !p.Empty() {
 				t.Errorf("catalog still differs: %v", p.Kinds())
 			}
 		})

@@ -9,12 +9,13 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // LogStateOf describes a snapshot as the desired side of Diff; location is
 // where the log was read.
-func LogStateOf(s *deltalog.Snapshot, location string) LogState {
-	return LogState{
+func LogStateOf(s *deltalog.Snapshot, location string) plan.LogState {
+	return plan.LogState{
 		Version:         s.Version,
 		CommitTimestamp: s.CommitTimestamp,
 		Protocol: catalog.Protocol{
@@ -28,7 +29,7 @@ func LogStateOf(s *deltalog.Snapshot, location string) LogState {
 		Clustering:       s.ClusteringColumns(),
 		Location:         location,
 		TableID:          s.Metadata.ID,
-		schemaIs:         s.SchemaIs,
+		SchemaIs:         s.SchemaIs,
 	}
 }
 
@@ -47,11 +48,11 @@ func isLogContentError(err error) bool {
 // readLog reads the table's log at the catalog's location, refreshing the
 // previous cycle's snapshot incrementally unless fresh is set. MANAGED
 // tables are read at the catalog's latest ratified version.
-func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fresh bool) (LogState, error) {
+func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec plan.Record, fresh bool) (plan.LogState, error) {
 	loc := rec.Table.Metadata.Location
 	_, openURL, err := r.opts.Storage.Resolve(loc)
 	if err != nil {
-		return LogState{}, err // refused before any storage request
+		return plan.LogState{}, err // refused before any storage request
 	}
 	skip, fullRead := r.opts.Dirty.logRead(rec.Name.String(), loc, r.mayReuse(st, rec, openURL, fresh))
 	if skip {
@@ -64,7 +65,7 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 		// about to expire; the snapshot carries over to the new handle.
 		creds, err := r.credentials(ctx, rec)
 		if err != nil {
-			return LogState{}, err
+			return plan.LogState{}, err
 		}
 		opts = append(opts, deltalog.WithCredentials(creds.Credentials))
 		st.credsValid = 0
@@ -80,7 +81,7 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 		t, err := deltalog.Open(ctx, openURL, opts...)
 		if err != nil {
 			st.table, st.snap = nil, nil
-			return LogState{}, err
+			return plan.LogState{}, err
 		}
 		if st.url != openURL {
 			st.snap = nil
@@ -103,7 +104,7 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 	}
 	if err != nil {
 		st.snap = nil
-		return LogState{}, err
+		return plan.LogState{}, err
 	}
 	// Kept between cycles: the compact form (no schema tree or string, no
 	// raw JSON). This cycle diffs with what was read: after a Load or a
@@ -113,7 +114,7 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 	// leaves, or a writer spelling field metadata its own way), and would
 	// otherwise read the whole log again each time.
 	log := LogStateOf(snap, loc)
-	if snap.Metadata.SchemaString != "" && !log.schemaIsCatalogs(&rec) {
+	if snap.Metadata.SchemaString != "" && !log.SchemaIsCatalogs(&rec) {
 		st.snap = snap.CompactKeepingSchema()
 	} else {
 		st.snap = snap.Compact()
@@ -127,7 +128,7 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec Record, fr
 // its log at rec without reopening it: same location (openURL is rec's
 // location as the storage policy resolved it), and for a managed table the
 // catalog's ratified version is the snapshot's.
-func (r *Reconciler) mayReuse(st *tableState, rec Record, openURL string, fresh bool) bool {
+func (r *Reconciler) mayReuse(st *tableState, rec plan.Record, openURL string, fresh bool) bool {
 	if fresh || st.snap == nil || st.table == nil || st.url != openURL {
 		return false
 	}
@@ -144,7 +145,7 @@ func (r *Reconciler) mayReuse(st *tableState, rec Record, openURL string, fresh 
 // credentials fetches READ credentials for the table: the catalog client
 // picks the one whose prefix is the longest match of the location. A
 // catalog without the Delta API vends them by table id (readonly.go).
-func (r *Reconciler) credentials(ctx context.Context, rec Record) (vended, error) {
+func (r *Reconciler) credentials(ctx context.Context, rec plan.Record) (vended, error) {
 	var c catalog.Credentials
 	var err error
 	if r.readOnly(rec.Name.Catalog) {

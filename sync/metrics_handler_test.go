@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deltasync/deltasync/sync/plan"
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -104,7 +105,7 @@ func TestMetricsHandlerMatchesGather(t *testing.T) {
 	v := int64(9)
 	for _, name := range []string{`main.s."quoted"`, `main.s.back\slash`, "main.s.new\nline", "main.s.\xff"} {
 		m.recordTable(TableStatus{Table: name, Type: "EXTER\"NAL", Mode: ModeWarn, Status: StatusOutOfSync,
-			Drift: []DriftKind{KindLocation, KindComment, KindSchema}, LogVersion: &v, OutOfSyncCycles: 2, LastSync: time.Unix(1e9, 5e8)})
+			Drift: []plan.DriftKind{plan.KindLocation, plan.KindComment, plan.KindSchema}, LogVersion: &v, OutOfSyncCycles: 2, LastSync: time.Unix(1e9, 5e8)})
 	}
 	want := encodeGather(t, reg)
 	_, body = scrape(t, h, nil)

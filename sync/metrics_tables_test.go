@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deltasync/deltasync/sync/plan"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -21,7 +22,7 @@ func TestTableSeriesFollowStatus(t *testing.T) {
 	m.recordTable(TableStatus{Table: "c.s.a", Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced, LogVersion: v(1)})
 	m.recordTable(TableStatus{Table: "c.s.b", Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced, LogVersion: v(5)})
 	m.recordTable(TableStatus{Table: "c.s.a", Type: "MANAGED", Mode: ModeWarn, Status: StatusOutOfSync,
-		Drift: []DriftKind{KindComment}, OutOfSyncCycles: 1})
+		Drift: []plan.DriftKind{plan.KindComment}, OutOfSyncCycles: 1})
 	want := `
 # HELP deltasync_table_info Always 1; labels describe each selected table and its sync status (Synced, OutOfSync, Unknown).
 # TYPE deltasync_table_info gauge
@@ -56,7 +57,7 @@ func TestTableDriftOnlyDiffering(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := newMetrics(reg, "v", "go")
 	m.recordTable(TableStatus{Table: "c.s.a", Type: "EXTERNAL", Mode: ModeSync, Status: StatusOutOfSync,
-		Drift: []DriftKind{KindSchema, KindProperties}})
+		Drift: []plan.DriftKind{plan.KindSchema, plan.KindProperties}})
 	m.recordTable(TableStatus{Table: "c.s.b", Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced})
 	want := `
 # HELP deltasync_table_drift 1 when the catalog differs from the log in this kind of metadata; kinds without drift have no series.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deltasync/deltasync/sync/plan"
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -32,7 +33,7 @@ func metricsScenarioWith(t *testing.T) (*prometheus.Registry, *Metrics) {
 	m.recordTable(TableStatus{Table: "main.sales.orders", Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced,
 		Outcome: OutcomeSynced, LogVersion: v(12), CatalogVersion: v(12), LastSync: at})
 	m.recordTable(TableStatus{Table: "main.sales.managed", Type: "MANAGED", Mode: ModeSync, Status: StatusOutOfSync,
-		Outcome: OutcomeFlagged, Drift: []DriftKind{KindSchema, KindProperties}, LogVersion: v(3), CatalogVersion: v(2),
+		Outcome: OutcomeFlagged, Drift: []plan.DriftKind{plan.KindSchema, plan.KindProperties}, LogVersion: v(3), CatalogVersion: v(2),
 		OutOfSyncCycles: 4})
 	m.recordTable(TableStatus{Table: "main.sales.broken", Type: "EXTERNAL", Mode: ModeWarn, Status: StatusUnknown,
 		Outcome: OutcomeFailed, OutOfSyncCycles: 1})

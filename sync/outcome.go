@@ -3,11 +3,14 @@ package sync
 import (
 	"errors"
 	"fmt"
+
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // This file holds the words a reconcile is reported in: what it did
 // (Outcome), where the table stands (Status), why it failed or was flagged
-// (ErrorReason and the reason phrases), and the kinds of drift (DriftKind).
+// (ErrorReason and the reason phrases); the kinds of drift are
+// plan.DriftKind.
 // Metrics labels, the status page and the plan/once reports all use them.
 
 // Outcome is what a reconcile did to one table.
@@ -51,35 +54,9 @@ const (
 	ReasonRefused ErrorReason = "refused"
 )
 
-// DriftKind is one kind of difference between the log and the catalog.
-type DriftKind string
-
-// The kinds of drift. All but KindVersion are the label values of
-// deltasync_table_drift (driftKinds); KindVersion (the catalog's watermark
-// lags the log) is not drift in metadata and is only reported in plans.
-const (
-	KindSchema       DriftKind = "schema"
-	KindPartitioning DriftKind = "partitioning"
-	KindClustering   DriftKind = "clustering"
-	KindProtocol     DriftKind = "protocol"
-	KindProperties   DriftKind = "properties"
-	KindComment      DriftKind = "comment"
-	KindLocation     DriftKind = "location"
-	// KindUniform is read-only drift: the catalog's UniForm Iceberg pointer
-	// (loadTable's uniform.iceberg) is missing, or converted at a version
-	// behind the log's, while the log enables UniForm Iceberg. Unity Catalog
-	// serves Iceberg readers (its Iceberg REST endpoint) from that pointer,
-	// and the Delta API takes it for an EXTERNAL table only at create
-	// (createTable's uniform; updateTable has no action for it, add-commit is
-	// for MANAGED tables; delta-io/delta#4922): deltasync reports it and never
-	// writes it.
-	KindUniform DriftKind = "uniform"
-	KindVersion DriftKind = "version"
-)
-
 // driftKinds are the label values of deltasync_table_drift; a table has a
 // series (1) for each kind that differs and none for the others.
-var driftKinds = []DriftKind{KindSchema, KindPartitioning, KindClustering, KindProtocol, KindProperties, KindComment, KindLocation, KindUniform}
+var driftKinds = []plan.DriftKind{plan.KindSchema, plan.KindPartitioning, plan.KindClustering, plan.KindProtocol, plan.KindProperties, plan.KindComment, plan.KindLocation, plan.KindUniform}
 
 // The reasons a table with drift is flagged rather than written.
 const (

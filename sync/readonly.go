@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // A catalog whose server has no Delta API (older Unity Catalog releases,
@@ -73,13 +74,13 @@ func (r *Reconciler) lacksDeltaAPI(ctx context.Context, catalogName string, load
 
 // loadClassicRecord reads a table of a catalog without the Delta API with
 // the classic getTable and describes it as the Delta API would.
-func (r *Reconciler) loadClassicRecord(ctx context.Context, name catalog.TableName) (Record, error) {
+func (r *Reconciler) loadClassicRecord(ctx context.Context, name catalog.TableName) (plan.Record, error) {
 	ti, err := r.opts.Catalog.GetTable(ctx, name.String())
 	if err != nil {
-		return Record{}, err
+		return plan.Record{}, err
 	}
 	if why := notDelta(ti); why != "" {
-		return Record{}, flagged(ReasonUnsupported, fmt.Errorf("not a Delta table: %s", why))
+		return plan.Record{}, flagged(ReasonUnsupported, fmt.Errorf("not a Delta table: %s", why))
 	}
 	return classicRecord(name, ti)
 }
@@ -88,10 +89,10 @@ func (r *Reconciler) loadClassicRecord(ctx context.Context, name catalog.TableNa
 // from each column's type_json, partition columns in partition_index
 // order, the watermark from delta.lastUpdateVersion. The classic API has no
 // etag; the record is never written.
-func classicRecord(name catalog.TableName, ti *catalog.TableInfo) (Record, error) {
+func classicRecord(name catalog.TableName, ti *catalog.TableInfo) (plan.Record, error) {
 	cols, err := catalog.ColumnsFromTypeJSON(ti.Columns)
 	if err != nil {
-		return Record{}, fmt.Errorf("table %s: classic getTable columns: %w", name, err)
+		return plan.Record{}, fmt.Errorf("table %s: classic getTable columns: %w", name, err)
 	}
 	var parts []catalog.ColumnInfo
 	for _, c := range ti.Columns {
@@ -110,16 +111,16 @@ func classicRecord(name catalog.TableName, ti *catalog.TableInfo) (Record, error
 	if v, ok := ti.Properties[catalog.PropLastUpdateVersion]; ok {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil {
-			return Record{}, fmt.Errorf("table %s: classic property %s=%q is not a version", name, catalog.PropLastUpdateVersion, v)
+			return plan.Record{}, fmt.Errorf("table %s: classic property %s=%q is not a version", name, catalog.PropLastUpdateVersion, v)
 		}
 		md.LastCommitVersion = &n
 	}
-	return Record{Name: name, Table: catalog.LoadTableResponse{Metadata: md}, Comment: ti.Comment, StorageLocation: ti.StorageLocation}, nil
+	return plan.Record{Name: name, Table: catalog.LoadTableResponse{Metadata: md}, Comment: ti.Comment, StorageLocation: ti.StorageLocation}, nil
 }
 
 // classicCredentials vends READ credentials for a table of a catalog
 // without the Delta API, by table id.
-func (r *Reconciler) classicCredentials(ctx context.Context, rec Record) (catalog.Credentials, error) {
+func (r *Reconciler) classicCredentials(ctx context.Context, rec plan.Record) (catalog.Credentials, error) {
 	if rec.Table.Metadata.TableUUID == "" {
 		return catalog.Credentials{}, fmt.Errorf("table %s: the classic getTable answer has no table_id to vend credentials for", rec.Name)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // deltaRequests counts requests to the Delta API (/delta/v1/...).
@@ -46,7 +47,7 @@ func TestReadOnlyWithoutDeltaAPI(t *testing.T) {
 
 	// With the Delta API, a dry run: the plan a classic read must match.
 	withDelta := e.reconciler(rules, func(o *sync.Options) { o.DryRun = true }).Sync(ctx)
-	want := map[string]*sync.Plan{}
+	want := map[string]*plan.Plan{}
 	for _, r := range withDelta.Results {
 		want[r.Table] = r.Plan
 	}

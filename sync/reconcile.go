@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // Target is one table a cycle reconciles.
@@ -31,7 +32,7 @@ type Result struct {
 	Status         Status      `json:"sync_status"`
 	Reason         string      `json:"reason,omitempty"`
 	ErrorReason    ErrorReason `json:"error_reason,omitempty"`
-	Plan           *Plan       `json:"diff,omitempty"`
+	Plan           *plan.Plan  `json:"diff,omitempty"`
 	Actions        []string    `json:"actions,omitempty"` // update actions sent (or, in a dry run, that would be)
 	LogVersion     *int64      `json:"log_version,omitempty"`
 	CatalogVersion *int64      `json:"catalog_version,omitempty"`
@@ -76,7 +77,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, t Target) Result {
 	return res
 }
 
-func kindsOf(p *Plan) []DriftKind {
+func kindsOf(p *plan.Plan) []plan.DriftKind {
 	if p == nil {
 		return nil
 	}
@@ -98,8 +99,8 @@ func (r *Reconciler) reconcile(ctx context.Context, t Target) Result {
 // records are the catalog records a full reconcile read: before is the
 // latest read before deciding, after the one that confirmed the verdict.
 type records struct {
-	before, after *Record
-	uniform       *UniformDrift // read-only drift of the last plan (noteUniform)
+	before, after *plan.Record
+	uniform       *plan.UniformDrift // read-only drift of the last plan (noteUniform)
 }
 
 // reconcileFull re-reads both sides of the table (load), compares them and
@@ -114,18 +115,18 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 			return res.fail(err)
 		}
 		recs.before, recs.after = &rec, nil
-		plan := Diff(log, rec, r.opts.Diff)
-		recs.uniform = plan.Uniform
-		if flagCatalogManagedLog(&res, &rec, &log, plan) {
+		pl := plan.Diff(log, rec, r.opts.Diff)
+		recs.uniform = pl.Uniform
+		if flagCatalogManagedLog(&res, &rec, &log, pl) {
 			return res
 		}
-		if plan.Empty() {
+		if pl.Empty() {
 			res.Outcome, res.Status, res.Plan = OutcomeUnchanged, StatusSynced, nil
 			recs.after = &rec
 			return res
 		}
-		res.Plan = &plan
-		switch d := decide(t, &rec, plan, r.readOnly(t.Name.Catalog)); d.verdict {
+		res.Plan = &pl
+		switch d := decide(t, &rec, pl, r.readOnly(t.Name.Catalog)); d.verdict {
 		case verdictInSync:
 			res.Outcome, res.Status = OutcomeUnchanged, StatusSynced
 			return res
@@ -133,12 +134,12 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 			res.Outcome, res.Status, res.Reason, res.ErrorReason = OutcomeFlagged, d.status, d.reason, d.errorReason
 			return res
 		}
-		if r.holdWatermark(&rec, &plan) {
+		if r.holdWatermark(&rec, &pl) {
 			res.Outcome, res.Status = OutcomeUnchanged, StatusSynced // watermark_updates holds it back
 			return res
 		}
-		res.Updates = plan.Updates(log)
-		res.Actions = actionNames(res.Updates)
+		res.Updates = pl.Updates(log)
+		res.Actions = plan.ActionNames(res.Updates)
 		if r.opts.DryRun {
 			if err := r.preflight(&res); err != nil {
 				return res.fail(err)
@@ -163,17 +164,17 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 // load reads the table's catalog record and then its log at the record's
 // location. It notes on res what it found (table type, versions) even when
 // it fails, and classifies every error it returns (see problem).
-func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Result) (Record, LogState, error) {
+func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Result) (plan.Record, plan.LogState, error) {
 	rec, err := r.loadRecord(ctx, t.Name, t.Listed)
 	if err != nil {
 		var p *problem
 		if errors.As(err, &p) {
-			return Record{}, LogState{}, err
+			return plan.Record{}, plan.LogState{}, err
 		}
 		if catalog.IsUnsupportedFormat(err) {
-			return Record{}, LogState{}, flagged(ReasonUnsupported, fmt.Errorf("not a Delta table: %w", err))
+			return plan.Record{}, plan.LogState{}, flagged(ReasonUnsupported, fmt.Errorf("not a Delta table: %w", err))
 		}
-		return Record{}, LogState{}, failed(ReasonCatalog, err)
+		return plan.Record{}, plan.LogState{}, failed(ReasonCatalog, err)
 	}
 	md := rec.Table.Metadata
 	res.Type = md.TableType
@@ -181,10 +182,10 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 	if rec.Managed() && rec.Table.LatestTableVersion != nil {
 		res.CatalogVersion = rec.Table.LatestTableVersion
 	}
-	_, _ = rec.columnsAsLog() // rendered once here for readLog, the check below and Diff
+	_, _ = rec.ColumnsAsLog() // rendered once here for readLog, the check below and Diff
 	prevID := previousID(st, &rec)
 	log, err := r.readLog(ctx, st, rec, false)
-	if err == nil && log.schemaElided() && !log.schemaIsCatalogs(&rec) {
+	if err == nil && log.SchemaElided() && !log.SchemaIsCatalogs(&rec) {
 		// The cached snapshot knows its schema by digest only, and the
 		// catalog's columns are not it (drift, or a writer spelling the
 		// schema unlike the catalog): read the log's schema itself.
@@ -192,7 +193,7 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 	}
 	// A catalog-managed log under a plain record is flagged as such
 	// (flagCatalogManagedLog), however far its published log lags.
-	if err == nil && !rec.Managed() && catalogManagedFeature(&log) == "" && md.LastCommitVersion != nil && *md.LastCommitVersion > log.Version {
+	if err == nil && !rec.Managed() && log.CatalogManagedFeature() == "" && md.LastCommitVersion != nil && *md.LastCommitVersion > log.Version {
 		// Someone recorded a newer version than we see: re-read the
 		// log from scratch rather than push an older snapshot, and
 		// sync it only if it is another table (lifetime.go).
@@ -200,18 +201,18 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 		if err == nil && *md.LastCommitVersion > log.Version {
 			if log.Recreated, err = behindLog(&rec, &log, prevID); err != nil {
 				res.LogVersion = versionOf(log)
-				return Record{}, LogState{}, err
+				return plan.Record{}, plan.LogState{}, err
 			}
 		}
 	}
 	if err != nil {
 		if p := refused(err); p != nil {
-			return Record{}, LogState{}, p
+			return plan.Record{}, plan.LogState{}, p
 		}
 		if isLogContentError(err) {
-			return Record{}, LogState{}, flagged(ReasonLog, fmt.Errorf("log cannot be read: %w", err))
+			return plan.Record{}, plan.LogState{}, flagged(ReasonLog, fmt.Errorf("log cannot be read: %w", err))
 		}
-		return Record{}, LogState{}, failed(ReasonStorage, err)
+		return plan.Record{}, plan.LogState{}, failed(ReasonStorage, err)
 	}
 	res.LogVersion = versionOf(log)
 	if md.LastCommitVersion == nil || *md.LastCommitVersion <= log.Version {
@@ -224,7 +225,7 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 // would keep the whole LogState (its schema string, properties and
 // clustering) alive for as long as the Result, and the table's status
 // keeps the Result's version until the next full read.
-func versionOf(log LogState) *int64 {
+func versionOf(log plan.LogState) *int64 {
 	v := log.Version
 	return &v
 }
@@ -232,7 +233,7 @@ func versionOf(log LogState) *int64 {
 // decide says what a non-empty plan calls for: write it, nothing (the
 // drift needs no action), or flag it, and why. readOnly is set for a
 // catalog without the Delta API (see readonly.go).
-func decide(t Target, rec *Record, p Plan, readOnly bool) decision {
+func decide(t Target, rec *plan.Record, p plan.Plan, readOnly bool) decision {
 	switch {
 	case len(p.Problems) > 0:
 		return flagDrift(StatusUnknown, ReasonLog, "cannot compare: %s", strings.Join(p.Problems, "; "))
@@ -260,7 +261,7 @@ var errRetry = errors.New("etag conflict: reload and replan")
 // and etag, then reads the record again to confirm the plan left nothing
 // behind. It returns the confirming record, errRetry after an etag
 // conflict while attempts remain, or a classified error.
-func (r *Reconciler) apply(ctx context.Context, t Target, rec *Record, log LogState, attempt int, res *Result) (*Record, error) {
+func (r *Reconciler) apply(ctx context.Context, t Target, rec *plan.Record, log plan.LogState, attempt int, res *Result) (*plan.Record, error) {
 	md := rec.Table.Metadata
 	l := r.logger(ctx).With(zap.String("table", res.Table))
 	req := catalog.UpdateTableRequest{
@@ -286,7 +287,7 @@ func (r *Reconciler) apply(ctx context.Context, t Target, rec *Record, log LogSt
 		return nil, failed(ReasonCatalog, fmt.Errorf("update sent but reload failed: %w", err))
 	}
 	res.CatalogVersion = after.Table.Metadata.LastCommitVersion
-	if left := Diff(log, after, r.opts.Diff); !left.Empty() {
+	if left := plan.Diff(log, after, r.opts.Diff); !left.Empty() {
 		res.Plan = &left
 		return nil, failed(ReasonInternal, fmt.Errorf("update sent but the catalog still differs in %v", left.Kinds()))
 	}
@@ -301,7 +302,7 @@ func (r *Reconciler) apply(ctx context.Context, t Target, rec *Record, log LogSt
 //
 // A catalog without the Delta API is read with the classic API instead
 // (readonly.go).
-func (r *Reconciler) loadRecord(ctx context.Context, name catalog.TableName, listed *catalog.TableInfo) (Record, error) {
+func (r *Reconciler) loadRecord(ctx context.Context, name catalog.TableName, listed *catalog.TableInfo) (plan.Record, error) {
 	if r.readOnly(name.Catalog) {
 		return r.loadClassicRecord(ctx, name)
 	}
@@ -310,14 +311,14 @@ func (r *Reconciler) loadRecord(ctx context.Context, name catalog.TableName, lis
 		if r.lacksDeltaAPI(ctx, name.Catalog, err) {
 			return r.loadClassicRecord(ctx, name)
 		}
-		return Record{}, err
+		return plan.Record{}, err
 	}
 	if listed != nil && listed.UpdatedAt != 0 && lt.Metadata.UpdatedTime == listed.UpdatedAt {
-		return Record{Name: name, Table: *lt, Comment: listed.Comment, StorageLocation: listed.StorageLocation}, nil
+		return plan.Record{Name: name, Table: *lt, Comment: listed.Comment, StorageLocation: listed.StorageLocation}, nil
 	}
 	ti, err := r.opts.Catalog.GetTable(ctx, name.String())
 	if err != nil {
-		return Record{}, err
+		return plan.Record{}, err
 	}
-	return Record{Name: name, Table: *lt, Comment: ti.Comment, StorageLocation: ti.StorageLocation}, nil
+	return plan.Record{Name: name, Table: *lt, Comment: ti.Comment, StorageLocation: ti.StorageLocation}, nil
 }

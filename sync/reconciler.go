@@ -12,6 +12,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // Options configures a Reconciler. Catalog and Selector are required.
@@ -27,7 +28,7 @@ type Options struct {
 	Storage *StoragePolicy
 	// LogOptions are passed to deltalog.Open for every table.
 	LogOptions []deltalog.Option
-	Diff       DiffOptions
+	Diff       plan.DiffOptions
 	// Concurrency bounds the tables reconciled at once (default 4).
 	Concurrency int
 	// Backoff spaces out retries of failing tables across cycles.
@@ -162,7 +163,7 @@ func (r *Reconciler) Status() []TableStatus {
 	out := make([]TableStatus, 0, len(r.tables))
 	for _, st := range r.tables {
 		s := st.status
-		s.Drift = append([]DriftKind(nil), s.Drift...)
+		s.Drift = append([]plan.DriftKind(nil), s.Drift...)
 		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Table < out[j].Table })
@@ -352,7 +353,7 @@ func (r *Reconciler) record(res Result) {
 	// the result keeps the plan it fixed for the report.
 	if res.Plan != nil && res.Status != StatusSynced {
 		for _, k := range res.Plan.Kinds() {
-			if k != KindVersion {
+			if k != plan.KindVersion {
 				s.Drift = append(s.Drift, k)
 			}
 		}

@@ -74,3 +74,12 @@ func Register(ctx context.Context, c *catalog.Client, s *deltalog.Snapshot, name
 	}
 	return out, nil
 }
+
+// nonNil returns s, or an empty slice for nil (the catalog wants [] for
+// no partition columns).
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -6,10 +6,12 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/deltasync/deltasync/internal/textfmt"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // ReportFormatVersion is the format_version of the JSON report.
@@ -240,7 +242,7 @@ func (r *Report) WriteText(w io.Writer) error {
 }
 
 // writePlan renders each difference on its own line.
-func writePlan(b *strings.Builder, p *Plan) {
+func writePlan(b *strings.Builder, p *plan.Plan) {
 	if p.Schema != nil {
 		fmt.Fprintf(b, "  schema: %s\n", strings.Join(p.Schema.Details, "; "))
 	}
@@ -301,4 +303,12 @@ func protocolString(r, w int, rf, wf []string) string {
 		s += " [" + strings.Join(feats, ",") + "]"
 	}
 	return s
+}
+
+// formatVersion renders an optional version for text output.
+func formatVersion(v *int64) string {
+	if v == nil {
+		return "none"
+	}
+	return strconv.FormatInt(*v, 10)
 }

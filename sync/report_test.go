@@ -3,13 +3,63 @@ package sync
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/sync/plan"
 	"github.com/google/go-cmp/cmp"
 )
+
+// testLog is the log of the report fixture's tables (sync/plan's tests use
+// the same one).
+const testSchema = `{"type":"struct","fields":[{"name":"id","type":"long","nullable":false,"metadata":{"delta.columnMapping.id":1,"delta.columnMapping.physicalName":"col-1","comment":"key"}},{"name":"tags","type":{"type":"array","elementType":"string","containsNull":true},"nullable":true,"metadata":{}},{"name":"part","type":"string","nullable":true,"metadata":{}}]}`
+
+func testLog() plan.LogState {
+	return plan.LogState{
+		Version: 7, CommitTimestamp: 1700000000000,
+		Protocol: catalog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
+			ReaderFeatures: []string{"columnMapping", "deletionVectors"},
+			WriterFeatures: []string{"columnMapping", "deletionVectors", "appendOnly", "clustering", "domainMetadata"}},
+		SchemaString:     testSchema,
+		PartitionColumns: []string{"part"},
+		Configuration:    map[string]string{"delta.columnMapping.mode": "name", "owner.team": "sales"},
+		Description:      "orders",
+		Clustering:       [][]string{{"col-1"}},
+		Location:         "/data/orders/",
+	}
+}
+
+// faithful builds the record (as sync/plan's tests do) a spec-faithful server holds after registering
+// log and recording its version.
+func faithful(t *testing.T, log plan.LogState) plan.Record {
+	t.Helper()
+	cols, err := catalog.ColumnsFromSchemaString(log.SchemaString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := maps.Clone(log.Configuration)
+	maps.Copy(props, catalog.ProtocolProperties(log.Protocol))
+	if log.Clustering != nil {
+		props["clusteringColumns"] = `[["col-1"]]`
+	}
+	props["delta.lastUpdateVersion"] = "7"
+	props["delta.lastCommitTimestamp"] = "1700000000000"
+	props["delta.rowTracking.rowIdHighWaterMark"] = "99"
+	v := log.Version
+	return plan.Record{
+		Name: catalog.TableName{Catalog: "main", Schema: "sales", Table: "orders"},
+		Table: catalog.LoadTableResponse{Metadata: catalog.TableMetadata{
+			Etag: "e1", TableType: "EXTERNAL", TableUUID: "u1", Location: "file:///data/orders",
+			Columns: cols, PartitionColumns: log.PartitionColumns, Properties: props, LastCommitVersion: &v,
+		}},
+		Comment:         log.Description,
+		StorageLocation: "file:///data/orders",
+	}
+}
 
 // reportFixture is a fixed cycle with one table of each outcome.
 func reportFixture(t *testing.T) *Report {
@@ -18,7 +68,7 @@ func reportFixture(t *testing.T) *Report {
 	rec := faithful(t, log)
 	rec.Table.Metadata.Properties["stray"] = "x"
 	rec.Comment = "old"
-	p := Diff(log, rec, DiffOptions{})
+	p := plan.Diff(log, rec, plan.DiffOptions{})
 	v := func(n int64) *int64 { return &n }
 	return &Report{
 		Cycle: 3, Duration: 1234 * time.Millisecond, DryRun: true,
@@ -26,7 +76,7 @@ func reportFixture(t *testing.T) *Report {
 			{Table: "main.sales.a", Type: "EXTERNAL", Mode: ModeSync, Outcome: OutcomeUnchanged, Status: StatusSynced,
 				LogVersion: v(7), CatalogVersion: v(7), Attempts: 1},
 			{Table: "main.sales.b", Type: "EXTERNAL", Mode: ModeSync, Outcome: OutcomeFlagged, Status: StatusOutOfSync,
-				Reason: "dry run: would send set-properties", Plan: &p, Actions: actionNames(p.Updates(log)),
+				Reason: "dry run: would send set-properties", Plan: &p, Actions: plan.ActionNames(p.Updates(log)),
 				WouldUpdate: true, LogVersion: v(7), CatalogVersion: v(7), Attempts: 1},
 			{Table: "main.sales.c", Type: "MANAGED", Mode: ModeSync, Outcome: OutcomeFlagged, Status: StatusOutOfSync,
 				Reason: "MANAGED table: watch-only, drift is flagged, never written", Plan: &p},

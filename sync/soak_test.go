@@ -24,6 +24,7 @@ import (
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/internal/testenv"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // soakTables is how many tables the kill -9 soak keeps in sync.
@@ -37,12 +38,12 @@ type dirStates struct {
 	root string
 
 	mu    gosync.Mutex
-	cache map[string]sync.LogState // "table@v"
+	cache map[string]plan.LogState // "table@v"
 }
 
 func (d *dirStates) url(table string) string { return "file://" + filepath.Join(d.root, table) }
 
-func (d *dirStates) stateAt(table string, v int64) (sync.LogState, bool) {
+func (d *dirStates) stateAt(table string, v int64) (plan.LogState, bool) {
 	key := table + "@" + strconv.FormatInt(v, 10)
 	d.mu.Lock()
 	s, ok := d.cache[key]
@@ -54,12 +55,12 @@ func (d *dirStates) stateAt(table string, v int64) (sync.LogState, bool) {
 	dst := filepath.Join(d.t.TempDir(), table)
 	if err := os.MkdirAll(filepath.Join(dst, "_delta_log"), 0o755); err != nil {
 		d.t.Error(err)
-		return sync.LogState{}, false
+		return plan.LogState{}, false
 	}
 	ents, err := os.ReadDir(src)
 	if err != nil {
 		d.t.Error(err)
-		return sync.LogState{}, false
+		return plan.LogState{}, false
 	}
 	for _, e := range ents {
 		name := e.Name()
@@ -73,16 +74,16 @@ func (d *dirStates) stateAt(table string, v int64) (sync.LogState, bool) {
 		b, err := os.ReadFile(filepath.Join(src, name))
 		if err != nil {
 			d.t.Error(err)
-			return sync.LogState{}, false
+			return plan.LogState{}, false
 		}
 		if err := os.WriteFile(filepath.Join(dst, "_delta_log", name), b, 0o644); err != nil {
 			d.t.Error(err)
-			return sync.LogState{}, false
+			return plan.LogState{}, false
 		}
 	}
 	s, err = d.load(dst, table)
 	if err != nil || s.Version != v {
-		return sync.LogState{}, false
+		return plan.LogState{}, false
 	}
 	d.mu.Lock()
 	d.cache[key] = s
@@ -90,21 +91,21 @@ func (d *dirStates) stateAt(table string, v int64) (sync.LogState, bool) {
 	return s, true
 }
 
-func (d *dirStates) load(dir, table string) (sync.LogState, error) {
+func (d *dirStates) load(dir, table string) (plan.LogState, error) {
 	ctx := context.Background()
 	tbl, err := deltalog.Open(ctx, "file://"+dir)
 	if err != nil {
-		return sync.LogState{}, err
+		return plan.LogState{}, err
 	}
 	defer tbl.Close()
 	snap, err := tbl.Load(ctx, deltalog.LoadOptions{})
 	if err != nil {
-		return sync.LogState{}, err
+		return plan.LogState{}, err
 	}
 	return sync.LogStateOf(snap, d.url(table)), nil
 }
 
-func (d *dirStates) withLatest(table string, f func(sync.LogState)) {
+func (d *dirStates) withLatest(table string, f func(plan.LogState)) {
 	s, err := d.load(filepath.Join(d.root, table), table)
 	if err != nil {
 		d.t.Errorf("reading %s: %v", table, err)
@@ -172,7 +173,7 @@ func TestSoakKill9(t *testing.T) {
 	if out, err := exec.Command(py, writer, "create", root, strconv.Itoa(soakTables)).CombinedOutput(); err != nil {
 		t.Fatalf("delta-rs create: %v\n%s", err, out)
 	}
-	src := &dirStates{t: t, root: root, cache: map[string]sync.LogState{}}
+	src := &dirStates{t: t, root: root, cache: map[string]plan.LogState{}}
 	names := map[string]catalog.TableName{}
 	for i := range soakTables {
 		table := fmt.Sprintf("t%02d", i)

@@ -9,18 +9,19 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // actionKind is the drift kind each metadata update action fixes.
-var actionKind = map[string]DriftKind{
-	"set-columns":            KindSchema,
-	"set-partition-columns":  KindPartitioning,
-	"set-domain-metadata":    KindClustering,
-	"remove-domain-metadata": KindClustering,
-	"set-protocol":           KindProtocol,
-	"set-properties":         KindProperties,
-	"remove-properties":      KindProperties,
-	"set-table-comment":      KindComment,
+var actionKind = map[string]plan.DriftKind{
+	"set-columns":            plan.KindSchema,
+	"set-partition-columns":  plan.KindPartitioning,
+	"set-domain-metadata":    plan.KindClustering,
+	"remove-domain-metadata": plan.KindClustering,
+	"set-protocol":           plan.KindProtocol,
+	"set-properties":         plan.KindProperties,
+	"remove-properties":      plan.KindProperties,
+	"set-table-comment":      plan.KindComment,
 }
 
 const watermarkAction = "update-metadata-snapshot-version"
@@ -37,7 +38,7 @@ const watermarkAction = "update-metadata-snapshot-version"
 // a reader trusting the record's version, or deltasync's own check that
 // it never pushes a snapshot older than the record's, would be misled.
 // It advances with the first update the server takes whole.
-func (r *Reconciler) refusedOrSplit(ctx context.Context, t Target, rec *Record, log LogState, res *Result, err error) (*Record, error) {
+func (r *Reconciler) refusedOrSplit(ctx context.Context, t Target, rec *plan.Record, log plan.LogState, res *Result, err error) (*plan.Record, error) {
 	perr := writeFailed(res, err)
 	if res.Refused == nil {
 		return nil, perr
@@ -59,7 +60,7 @@ func (r *Reconciler) refusedOrSplit(ctx context.Context, t Target, rec *Record, 
 		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: md.TableUUID}, catalog.AssertEtag{Etag: md.Etag}},
 		Updates:      rest,
 	}
-	names := actionNames(rest)
+	names := plan.ActionNames(rest)
 	r.logger(ctx).Info("update refused; resending without the refused action and the watermark",
 		zap.String("table", res.Table), zap.String("refused", action), zap.Strings("actions", names))
 	if _, err := r.opts.Catalog.UpdateTable(ctx, t.Name, req); err != nil {
@@ -71,10 +72,10 @@ func (r *Reconciler) refusedOrSplit(ctx context.Context, t Target, rec *Record, 
 		return nil, failed(ReasonCatalog, fmt.Errorf("update sent without %s but reload failed: %w", action, err))
 	}
 	res.CatalogVersion = after.Table.Metadata.LastCommitVersion
-	left := Diff(log, after, r.opts.Diff)
+	left := plan.Diff(log, after, r.opts.Diff)
 	res.Plan = &left
 	for _, k := range left.Kinds() {
-		if k != actionKind[action] && k != KindVersion && k != KindUniform {
+		if k != actionKind[action] && k != plan.KindVersion && k != plan.KindUniform {
 			return nil, failed(ReasonInternal, fmt.Errorf("update sent without %s but the catalog still differs in %v", action, left.Kinds()))
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // Databricks refuses delta.clustering domain-metadata updates from outside
@@ -46,7 +47,7 @@ func TestRefusedActionIsSplitOff(t *testing.T) {
 	if got := watermark(t, e, "t"); got != before {
 		t.Errorf("watermark %d -> %d while clustering stays refused", before, got)
 	}
-	if kinds := res.Plan.Kinds(); !slices.Equal(kinds, []sync.DriftKind{sync.KindClustering, sync.KindVersion}) {
+	if kinds := res.Plan.Kinds(); !slices.Equal(kinds, []plan.DriftKind{plan.KindClustering, plan.KindVersion}) {
 		t.Errorf("left %v, want clustering and version", kinds)
 	}
 	if st := r.Status()[0]; st.NextAttempt.IsZero() || st.Status != sync.StatusOutOfSync {

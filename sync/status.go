@@ -1,17 +1,21 @@
 package sync
 
-import "time"
+import (
+	"time"
+
+	"github.com/deltasync/deltasync/sync/plan"
+)
 
 // TableStatus is the latest known state of one table, as shown on the status
 // page and in metrics. It is a value: Reconciler.Status returns copies.
 type TableStatus struct {
-	Table   string      `json:"table"`
-	Type    string      `json:"table_type"` // MANAGED | EXTERNAL | "" when unknown
-	Mode    Mode        `json:"mode"`
-	Status  Status      `json:"sync_status"`
-	Outcome Outcome     `json:"outcome"`
-	Drift   []DriftKind `json:"drift,omitempty"`
-	Reason  string      `json:"reason,omitempty"`
+	Table   string           `json:"table"`
+	Type    string           `json:"table_type"` // MANAGED | EXTERNAL | "" when unknown
+	Mode    Mode             `json:"mode"`
+	Status  Status           `json:"sync_status"`
+	Outcome Outcome          `json:"outcome"`
+	Drift   []plan.DriftKind `json:"drift,omitempty"`
+	Reason  string           `json:"reason,omitempty"`
 	// ErrorReason is the last reconcile's (e.g. "refused": the catalog
 	// refused the update, and Failures counts the refusals in a row).
 	ErrorReason     ErrorReason `json:"error_reason,omitempty"`

@@ -11,6 +11,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 const uniformConf = "delta.universalFormat.enabledFormats"
@@ -38,10 +39,10 @@ func TestUniformDriftIsFlaggedNeverWritten(t *testing.T) {
 		}
 		again := r.Sync(ctx).Results[0]
 		if again.Outcome != sync.OutcomeFlagged || again.Status != sync.StatusOutOfSync || len(again.Actions) != 0 ||
-			!slices.Contains(again.Plan.Kinds(), sync.KindUniform) {
+			!slices.Contains(again.Plan.Kinds(), plan.KindUniform) {
 			t.Errorf("next cycle: %s %s, actions %v, kinds %v", again.Outcome, again.Status, again.Actions, again.Plan.Kinds())
 		}
-		if st := r.Status()[0]; !slices.Contains(st.Drift, sync.KindUniform) {
+		if st := r.Status()[0]; !slices.Contains(st.Drift, plan.KindUniform) {
 			t.Errorf("status drift %v", st.Drift)
 		}
 		if len(e.record("uni_missing").Table.Uniform) != 0 {

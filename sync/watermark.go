@@ -2,6 +2,7 @@ package sync
 
 import (
 	"fmt"
+	"github.com/deltasync/deltasync/sync/plan"
 	"time"
 )
 
@@ -62,7 +63,7 @@ func (w WatermarkUpdates) String() string {
 // younger than the interval: at most one watermark-only write per
 // interval, and the record never names a version more than the interval
 // (plus a cycle) behind the log's.
-func (r *Reconciler) holdWatermark(rec *Record, p *Plan) bool {
+func (r *Reconciler) holdWatermark(rec *plan.Record, p *plan.Plan) bool {
 	w := r.opts.WatermarkUpdates
 	if w == WatermarkEveryCycle || p.Version == nil || p.MetadataDrift() {
 		return false

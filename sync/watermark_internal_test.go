@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // TestHoldWatermarkHoldsOnlyALag: with_changes (or an interval) holds a
@@ -13,20 +14,20 @@ import (
 func TestHoldWatermarkHoldsOnlyALag(t *testing.T) {
 	now := time.UnixMilli(1_700_000_100_000)
 	ts := int64(1_700_000_000_000)
-	rec := &Record{Table: catalog.LoadTableResponse{Metadata: catalog.TableMetadata{LastCommitTimestampMs: &ts}}}
+	rec := &plan.Record{Table: catalog.LoadTableResponse{Metadata: catalog.TableMetadata{LastCommitTimestampMs: &ts}}}
 	v := func(i int64) *int64 { return &i }
 	for _, w := range []WatermarkUpdates{WatermarkWithChanges, WatermarkUpdates(time.Hour)} {
 		r := &Reconciler{opts: Options{WatermarkUpdates: w, Now: func() time.Time { return now }}}
 		for _, tc := range []struct {
 			name string
-			ver  VersionChange
+			ver  plan.VersionChange
 			hold bool
 		}{
-			{"lagging", VersionChange{Log: 5, Catalog: v(3)}, true},
-			{"recreated shorter", VersionChange{Log: 0, Catalog: v(3), Recreated: "log was recreated: metaData.id new"}, false},
-			{"ahead without evidence", VersionChange{Log: 0, Catalog: v(3)}, false},
+			{"lagging", plan.VersionChange{Log: 5, Catalog: v(3)}, true},
+			{"recreated shorter", plan.VersionChange{Log: 0, Catalog: v(3), Recreated: "log was recreated: metaData.id new"}, false},
+			{"ahead without evidence", plan.VersionChange{Log: 0, Catalog: v(3)}, false},
 		} {
-			if got := r.holdWatermark(rec, &Plan{Version: &tc.ver}); got != tc.hold {
+			if got := r.holdWatermark(rec, &plan.Plan{Version: &tc.ver}); got != tc.hold {
 				t.Errorf("%s, %s: held %t, want %t", w, tc.name, got, tc.hold)
 			}
 		}

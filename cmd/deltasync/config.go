@@ -28,7 +28,7 @@ type config struct {
 	Tables           []tableRule   `json:"tables,omitempty"`
 	IgnoreProperties []string      `json:"ignore_properties,omitempty"`
 	// IgnoreFieldMetadata are field-metadata key globs left out of the
-	// schema comparison, besides sync.DefaultIgnoreFieldMetadata.
+	// schema comparison, besides plan.DefaultIgnoreFieldMetadata.
 	IgnoreFieldMetadata []string `json:"ignore_field_metadata,omitempty"`
 	// WatermarkUpdates: every_cycle (default), with_changes or a duration
 	// (see sync.WatermarkUpdates).

@@ -17,6 +17,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 var statusNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -31,7 +32,7 @@ func statusFixture() []sync.TableStatus {
 			Outcome: sync.OutcomeUnchanged, LogVersion: int64Ptr(12), CatalogVersion: int64Ptr(12),
 			LastSync: statusNow.Add(-30 * time.Second), LastCycle: statusNow.Add(-30 * time.Second)},
 		{Table: "main.sales.b_drift", Type: "EXTERNAL", Mode: sync.ModeWarn, Status: sync.StatusOutOfSync,
-			Outcome: sync.OutcomeFlagged, Drift: []sync.DriftKind{sync.KindSchema, sync.KindProperties},
+			Outcome: sync.OutcomeFlagged, Drift: []plan.DriftKind{plan.KindSchema, plan.KindProperties},
 			Reason: "mode warn: drift is flagged, never written", LogVersion: int64Ptr(7), CatalogVersion: int64Ptr(5),
 			LastSync: statusNow.Add(-3 * time.Hour), LastCycle: statusNow.Add(-time.Minute), OutOfSyncCycles: 2},
 		{Table: "main.sales.c_broken", Type: "", Mode: sync.ModeSync, Status: sync.StatusUnknown,
@@ -39,7 +40,7 @@ func statusFixture() []sync.TableStatus {
 			LastCycle: statusNow.Add(-time.Minute), OutOfSyncCycles: 1, Failures: 3,
 			NextAttempt: statusNow.Add(90 * time.Second)},
 		{Table: "main.sales.d_drift_longer", Type: "MANAGED", Mode: sync.ModeSync, Status: sync.StatusOutOfSync,
-			Outcome: sync.OutcomeFlagged, Drift: []sync.DriftKind{sync.KindComment}, LogVersion: int64Ptr(3), CatalogVersion: int64Ptr(3),
+			Outcome: sync.OutcomeFlagged, Drift: []plan.DriftKind{plan.KindComment}, LogVersion: int64Ptr(3), CatalogVersion: int64Ptr(3),
 			LastCycle: statusNow.Add(-time.Minute), OutOfSyncCycles: 9},
 		{Table: "main.sales.e_new"}, // selected, not reconciled yet
 	}
@@ -172,7 +173,7 @@ func TestStatusPageEscapesHostileValues(t *testing.T) {
 	)
 	resp, body := getStatusPage(t, []sync.TableStatus{{
 		Table: hostileName, Type: hostileType, Mode: "warn", Status: sync.StatusUnknown,
-		Drift: []sync.DriftKind{`<i>schema</i>`}, LastError: hostileError, Reason: `<u>why</u>`,
+		Drift: []plan.DriftKind{`<i>schema</i>`}, LastError: hostileError, Reason: `<u>why</u>`,
 	}})
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d", resp.StatusCode)

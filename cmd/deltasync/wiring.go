@@ -24,6 +24,7 @@ import (
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/events"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // syncFlags are the flags shared by plan, once, run and check-config. Each
@@ -292,7 +293,7 @@ func (c *cli) newApp(cfg config, mode appMode) (*app, error) {
 		Catalog: a.client, Selector: sel, Shard: shard, Storage: storage,
 		LogOptions:        []deltalog.Option{deltalog.WithMaxLoadBytes(cfg.Storage.MaxLoadMiB << 20), deltalog.WithStorageGates(gates)},
 		VendedCredentials: cfg.Credentials == "vended",
-		Diff:              sync.DiffOptions{IgnoreProperties: cfg.IgnoreProperties, IgnoreFieldMetadata: cfg.IgnoreFieldMetadata},
+		Diff:              plan.DiffOptions{IgnoreProperties: cfg.IgnoreProperties, IgnoreFieldMetadata: cfg.IgnoreFieldMetadata},
 		WatermarkUpdates:  watermarkUpdates(cfg.WatermarkUpdates),
 		Concurrency:       cfg.Concurrency,
 		ResyncInterval:    time.Duration(cfg.ResyncInterval),

@@ -1,4 +1,4 @@
-package sync
+package plan
 
 import (
 	"maps"
@@ -124,7 +124,7 @@ func TestDiffDrift(t *testing.T) {
 			if diff := cmp.Diff(tt.kinds, p.Kinds()); diff != "" {
 				t.Errorf("kinds (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.actions, nilIfEmpty(actionNames(p.Updates(log)))); diff != "" {
+			if diff := cmp.Diff(tt.actions, nilIfEmpty(ActionNames(p.Updates(log)))); diff != "" {
 				t.Errorf("actions (-want +got):\n%s", diff)
 			}
 			// Pure and deterministic: the same inputs give the same plan.

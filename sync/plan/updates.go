@@ -1,4 +1,4 @@
-package sync
+package plan
 
 import (
 	"github.com/deltasync/deltasync/catalog"
@@ -47,8 +47,8 @@ func (p Plan) Updates(log LogState) []catalog.Update {
 	return u
 }
 
-// actionNames lists the wire action names of updates, for logs and reports.
-func actionNames(us []catalog.Update) []string {
+// ActionNames lists the wire action names of updates, for logs and reports.
+func ActionNames(us []catalog.Update) []string {
 	out := make([]string, 0, len(us))
 	for _, u := range us {
 		out = append(out, u.Action())

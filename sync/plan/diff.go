@@ -1,4 +1,4 @@
-package sync
+package plan
 
 import (
 	"encoding/json"
@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/deltasync/deltasync/catalog"
@@ -39,24 +38,25 @@ type LogState struct {
 	// because it is another table at the same location: the evidence,
 	// carried into the plan's VersionChange (see behindLog).
 	Recreated string
-	// schemaIs reports whether a schema string is the log's, byte for byte;
-	// set by LogStateOf.
-	schemaIs func(string) bool
+	// SchemaIs reports whether a schema string is the log's, byte for
+	// byte; nil compares with SchemaString. A log read from a compact
+	// snapshot answers through it (its digest) with SchemaString "".
+	SchemaIs func(schemaString string) bool
 }
 
-// schemaElided reports whether the log's schema string is not at hand,
+// SchemaElided reports whether the log's schema string is not at hand,
 // only whether a given one is it.
-func (l *LogState) schemaElided() bool { return l.SchemaString == "" && l.schemaIs != nil }
+func (l *LogState) SchemaElided() bool { return l.SchemaString == "" && l.SchemaIs != nil }
 
-// schemaIsCatalogs reports whether rec's columns, written in the log's
+// SchemaIsCatalogs reports whether rec's columns, written in the log's
 // form, are the log's schemaString byte for byte.
-func (l *LogState) schemaIsCatalogs(rec *Record) bool {
-	s, err := rec.columnsAsLog()
+func (l *LogState) SchemaIsCatalogs(rec *Record) bool {
+	s, err := rec.ColumnsAsLog()
 	if err != nil {
 		return false
 	}
-	if l.schemaIs != nil {
-		return l.schemaIs(s)
+	if l.SchemaIs != nil {
+		return l.SchemaIs(s)
 	}
 	return s == l.SchemaString
 }
@@ -70,7 +70,7 @@ type Record struct {
 	Comment string
 	// StorageLocation is the classic TableInfo.storage_location ("" if unknown).
 	StorageLocation string
-	// columnsText caches columnsAsLog; a pointer, so that the copies of a
+	// columnsText caches ColumnsAsLog; a pointer, so that the copies of a
 	// Record made once it is set share it.
 	columnsText *columnsText
 }
@@ -80,11 +80,11 @@ type columnsText struct {
 	err error
 }
 
-// columnsAsLog returns the catalog's columns written in the log's form
+// ColumnsAsLog returns the catalog's columns written in the log's form
 // (catalog.StructType.SchemaString): what a full reconcile compares with
 // the log's schema up to three times (which snapshot to keep, whether a
 // digest-only snapshot must be read again, the diff), rendered once.
-func (r *Record) columnsAsLog() (string, error) {
+func (r *Record) ColumnsAsLog() (string, error) {
 	if r.columnsText == nil {
 		s, err := r.Table.Metadata.Columns.SchemaString()
 		r.columnsText = &columnsText{s: s, err: err}
@@ -271,12 +271,12 @@ func diffSchema(log *LogState, rec *Record, ignored fieldMetadataIgnored) (*Sche
 	// metadata differently takes the parse below). Then the log's schema
 	// is the catalog's and is not parsed at all: writing ~40 columns costs
 	// a fraction of decoding them.
-	if log.schemaIsCatalogs(rec) {
+	if log.SchemaIsCatalogs(rec) {
 		return nil, catalog.UnsupportedTypes(cat), nil
 	}
-	if log.schemaElided() {
+	if log.SchemaElided() {
 		// The Reconciler reads the log again before diffing in this case
-		// (Reconciler.load); a caller that did not gets a problem, not a
+		// (sync.Reconciler); a caller that did not gets a problem, not a
 		// guess.
 		return nil, nil, []string{"log schema: only its digest is at hand and the catalog's columns are not it; read the log again"}
 	}
@@ -475,12 +475,4 @@ func diffProperties(log, cat map[string]string, ignore []string) *PropertiesChan
 		return nil
 	}
 	return ch
-}
-
-// formatVersion renders an optional version for text output.
-func formatVersion(v *int64) string {
-	if v == nil {
-		return "none"
-	}
-	return strconv.FormatInt(*v, 10)
 }

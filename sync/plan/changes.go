@@ -1,0 +1,162 @@
+package plan
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/deltasync/deltasync/catalog"
+)
+
+// Change is one difference of a Plan, in one shape whatever its kind:
+// the field it concerns, what is done to it, and its value in the catalog
+// (before) and in the log (after), as text. A value that does not exist
+// on a side ("" then) is told by Op: an added column or property has no
+// Catalog value, a removed one no Log value.
+type Change struct {
+	Kind  DriftKind `json:"kind"`
+	Field string    `json:"field"`
+	Op    Op        `json:"op"`
+	// Catalog is the value before, as the catalog holds it.
+	Catalog string `json:"catalog"`
+	// Log is the value after, as the log has it.
+	Log string `json:"log"`
+}
+
+// Op is what a Change does to its field.
+type Op string
+
+// The operations of a Change.
+const (
+	OpAdd    Op = "add"    // the log has it, the catalog has not
+	OpRemove Op = "remove" // the catalog has it, the log has not
+	OpChange Op = "change" // both have it, with different values
+	OpMove   Op = "move"   // a column at another position (Catalog and Log are positions)
+)
+
+// Changes lists the plan's differences one field at a time, in the order
+// of Kinds: per top-level column, per property, then one for each other
+// kind. Unsupported types and problems are not changes (nothing fixes
+// them) and are not listed. Changes of an empty plan is nil.
+func (p Plan) Changes() []Change {
+	var cs []Change
+	add := func(k DriftKind, field string, op Op, cat, log string) {
+		cs = append(cs, Change{Kind: k, Field: field, Op: op, Catalog: cat, Log: log})
+	}
+	if s := p.Schema; s != nil {
+		n := len(cs)
+		for _, c := range columnChanges(s.Log, s.Catalog) {
+			add(KindSchema, "column "+c.name, c.op, c.cat, c.log)
+		}
+		if len(cs) == n { // equal top-level columns: the difference is an encoding's
+			add(KindSchema, "columns", OpChange, jsonText(s.Catalog), jsonText(s.Log))
+		}
+	}
+	if c := p.Partitioning; c != nil {
+		add(KindPartitioning, "partition columns", opOf(len(c.Catalog) > 0, len(c.Log) > 0), jsonText(c.Catalog), jsonText(c.Log))
+	}
+	if c := p.Clustering; c != nil {
+		add(KindClustering, "clustering columns", opOf(len(c.Catalog) > 0, len(c.Log) > 0), textIf(len(c.Catalog) > 0, c.Catalog), textIf(len(c.Log) > 0, c.Log))
+	}
+	if c := p.Protocol; c != nil {
+		add(KindProtocol, "protocol", opOf(c.Catalog != nil, true), textIf(c.Catalog != nil, c.Catalog), jsonText(c.Log))
+	}
+	if c := p.Properties; c != nil {
+		for _, k := range slices.Sorted(maps.Keys(c.Set)) {
+			cat, had := c.Catalog[k]
+			add(KindProperties, "property "+k, opOf(had, true), cat, c.Set[k])
+		}
+		for _, k := range c.Remove {
+			add(KindProperties, "property "+k, OpRemove, "", "")
+		}
+	}
+	if c := p.Comment; c != nil {
+		add(KindComment, "comment", opOf(c.Catalog != "", c.Log != ""), c.Catalog, c.Log)
+	}
+	if c := p.Location; c != nil {
+		add(KindLocation, "location", OpChange, c.Catalog, c.Log)
+	}
+	if c := p.Version; c != nil {
+		cat := ""
+		if c.Catalog != nil {
+			cat = strconv.FormatInt(*c.Catalog, 10)
+		}
+		add(KindVersion, "watermark", opOf(c.Catalog != nil, true), cat, strconv.FormatInt(c.Log, 10))
+	}
+	if u := p.Uniform; u != nil {
+		cat := ""
+		if u.ConvertedVersion != nil {
+			cat = strconv.FormatInt(*u.ConvertedVersion, 10)
+		}
+		add(KindUniform, "iceberg pointer version", opOf(u.ConvertedVersion != nil, true), cat, strconv.FormatInt(u.LogVersion, 10))
+	}
+	return cs
+}
+
+// opOf is the operation between a value present in the catalog or not and
+// in the log or not.
+func opOf(inCatalog, inLog bool) Op {
+	switch {
+	case !inCatalog:
+		return OpAdd
+	case !inLog:
+		return OpRemove
+	}
+	return OpChange
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
+
+func textIf(ok bool, v any) string {
+	if !ok {
+		return ""
+	}
+	return jsonText(v)
+}
+
+type columnChange struct {
+	name     string
+	op       Op
+	cat, log string
+}
+
+// columnChanges lists top-level column differences in the order
+// schemaDetails tells them: the log's columns added, changed or moved,
+// then the catalog's dropped. A column's value is its JSON in the catalog
+// model; a moved column's values are its positions.
+func columnChanges(log, cat catalog.StructType) []columnChange {
+	enc := func(f catalog.StructField) string {
+		return jsonText(catalog.StructType{Fields: []catalog.StructField{f}})
+	}
+	catPos := map[string]int{}
+	for i, f := range cat.Fields {
+		catPos[f.Name] = i
+	}
+	var out []columnChange
+	inLog := map[string]bool{}
+	for i, f := range log.Fields {
+		inLog[f.Name] = true
+		j, ok := catPos[f.Name]
+		switch {
+		case !ok:
+			out = append(out, columnChange{f.Name, OpAdd, "", enc(f)})
+		case enc(f) != enc(cat.Fields[j]):
+			out = append(out, columnChange{f.Name, OpChange, enc(cat.Fields[j]), enc(f)})
+		case i != j:
+			out = append(out, columnChange{f.Name, OpMove, strconv.Itoa(j), strconv.Itoa(i)})
+		}
+	}
+	for _, f := range cat.Fields {
+		if !inLog[f.Name] {
+			out = append(out, columnChange{f.Name, OpRemove, enc(f), ""})
+		}
+	}
+	return out
+}

@@ -108,7 +108,7 @@ func RefusedAction(r Refusal, req UpdateTableRequest) string {
 	case strings.Contains(m, "partition-columns"):
 		a = "set-partition-columns"
 	case strings.HasPrefix(m, "columns") || strings.Contains(m, "set-columns") || strings.Contains(m, "Duplicate field name") ||
-		strings.Contains(m, "NAME CHARACTER VARYING"):
+		strings.Contains(m, "NAME CHARACTER VARYING") || strings.Contains(m, "column mapping") || strings.Contains(m, "column rename"):
 		a = "set-columns"
 	case strings.Contains(m, "PROPERTY_KEY") || strings.Contains(m, "PROPERTY_VALUE") || strings.Contains(m, "set-properties"):
 		a = "set-properties"

@@ -25,6 +25,7 @@ const (
 var requiredAlerts = []string{
 	"DeltasyncTableOutOfSync", "DeltasyncSyncFailures", "DeltasyncNoSuccessfulCycle",
 	"DeltasyncAbsent", "DeltasyncCatalogErrorsRising", "DeltasyncStorageErrorsRising",
+	"DeltasyncUpdatesRefused",
 }
 
 type ruleFile struct {

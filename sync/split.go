@@ -49,6 +49,11 @@ func (r *Reconciler) refusedOrSplit(ctx context.Context, t Target, rec *plan.Rec
 		return nil, perr
 	}
 	res.Refused.Action = action
+	if action == "set-columns" {
+		if tried, serr := r.renameInSteps(ctx, t, rec, res); tried {
+			return r.confirmSteps(ctx, t, log, res, serr)
+		}
+	}
 	rest := slices.DeleteFunc(slices.Clone(res.Updates), func(u catalog.Update) bool {
 		return u.Action() == action || u.Action() == watermarkAction
 	})
@@ -83,4 +88,25 @@ func (r *Reconciler) refusedOrSplit(ctx context.Context, t Target, rec *plan.Rec
 	p.err = fmt.Errorf("%w; resent without %s and the watermark: %s synced, %s stays refused (%s)",
 		p.err, action, strings.Join(names, ", "), action, actionKind[action])
 	return &after, p
+}
+
+// confirmSteps ends a set-columns sent as rename steps: serr is the step
+// the server refused (the table stays flagged with that answer), else the
+// record is read again and must match the log, as after any update.
+func (r *Reconciler) confirmSteps(ctx context.Context, t Target, log LogState, res *Result, serr error) (*Record, error) {
+	if serr != nil {
+		res.Refused = nil
+		return nil, writeFailed(res, serr)
+	}
+	res.Refused, res.NotApplied = nil, false
+	after, err := r.loadRecord(ctx, t.Name, nil)
+	if err != nil {
+		return nil, failed(ReasonCatalog, fmt.Errorf("update sent in rename steps but reload failed: %w", err))
+	}
+	res.CatalogVersion = after.Table.Metadata.LastCommitVersion
+	if left := Diff(log, after, r.opts.Diff); !left.Empty() {
+		res.Plan = &left
+		return nil, failed(ReasonInternal, fmt.Errorf("update sent in rename steps but the catalog still differs in %v", left.Kinds()))
+	}
+	return &after, nil
 }

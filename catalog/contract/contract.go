@@ -57,6 +57,7 @@ func Run(t *testing.T, baseURL string, opts ...Option) {
 	t.Run("Credentials", h.testCredentials)
 	t.Run("ManagedCommits", h.testManaged)
 	t.Run("Refusals", h.testRefusals)
+	t.Run("Renames", h.testRenames)
 	t.Run("DecimalPrecisionNull", h.testDecimalPrecisionNull)
 }
 

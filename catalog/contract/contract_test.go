@@ -48,3 +48,12 @@ func TestContractUCTestClusteringRefused(t *testing.T) {
 		t.Errorf("API definition violations:\n%v", v)
 	}
 }
+
+func TestContractUCTestColumnRenameGuards(t *testing.T) {
+	srv := spectest.NewServer(uctest.WithColumnRenameGuards())
+	defer srv.Close()
+	RunColumnRenameGuards(t, srv.URL())
+	if v := srv.Violations(); len(v) > 0 {
+		t.Errorf("API definition violations:\n%v", v)
+	}
+}

@@ -88,6 +88,9 @@ type config struct {
 	// refuseClustering answers set-domain-metadata with delta.clustering as
 	// Databricks does (WithClusteringUpdatesRefused).
 	refuseClustering bool
+	// renameGuards applies the set-columns rename and drop guards of open
+	// Unity Catalog PRs #1907/#1909/#1910 (WithColumnRenameGuards).
+	renameGuards bool
 }
 
 // Option configures a Server.
@@ -148,6 +151,15 @@ func WithReplayConflict() Option { return func(c *config) { c.replayConflict = t
 // "Update to Delta domain metadata delta.clustering is not allowed"
 // (error code 5115; delta-io/delta PR #7497). The OSS server accepts it.
 func WithClusteringUpdatesRefused() Option { return func(c *config) { c.refuseClustering = true } }
+
+// WithColumnRenameGuards answers set-columns as the server does with the
+// guards of Unity Catalog PRs #1907, #1909 and #1910 (open as of 0.6.0):
+// 400 InvalidParameterValueException for a top-level column renamed or
+// dropped on a table without column mapping, for more than one top-level
+// rename in one request, and for a retained column that loses its
+// column-mapping id. Renames are found by column-mapping id (id mode) or
+// physical name (name mode), as the PRs do.
+func WithColumnRenameGuards() Option { return func(c *config) { c.renameGuards = true } }
 
 // WithFirstCommitV1 rejects a first add-commit whose version is not 1, as the
 // spec says; the server accepts any positive version (§10.3).

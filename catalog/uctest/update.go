@@ -340,6 +340,11 @@ func (s *Server) applyMetadata(t *Table, u *updateRequest) *apiError {
 			if cols, aerr = parseColumns(u.columns); aerr != nil {
 				return aerr
 			}
+			if s.cfg.renameGuards {
+				if aerr := checkRenameGuards(t, cols); aerr != nil {
+					return aerr
+				}
+			}
 		}
 		parts := t.PartitionColumns
 		if u.has["set-partition-columns"] {

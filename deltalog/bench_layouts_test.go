@@ -2,8 +2,10 @@ package deltalog
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -66,16 +68,41 @@ func layoutBenchTables(b *testing.B) [][2]string {
 }
 
 // TestGenerateLayoutFixtures makes the parquet-go layout tables for the
-// benchmark script; it runs only when DELTASYNC_GEN_FIXTURES=1.
+// benchmark script; it runs only when DELTASYNC_GEN_FIXTURES=1, for the add
+// counts in DELTASYNC_GEN_FIXTURES_SIZES (space- or comma-separated;
+// default "10000 1000000", the SIZES default of fixtures.sh). The 10M table
+// (~5 min, 0.9 GB) is made only when asked for.
 func TestGenerateLayoutFixtures(t *testing.T) {
 	if os.Getenv("DELTASYNC_GEN_FIXTURES") != "1" {
 		t.Skip("set DELTASYNC_GEN_FIXTURES=1 (deltalog/bench/fixtures.sh)")
 	}
-	for _, n := range []int{10_000, 1_000_000, 10_000_000} {
+	sizes, err := fixtureSizes(os.Getenv("DELTASYNC_GEN_FIXTURES_SIZES"))
+	if err != nil {
+		t.Fatalf("DELTASYNC_GEN_FIXTURES_SIZES: %v", err)
+	}
+	for _, n := range sizes {
 		start := time.Now()
 		dir := layoutTableDir(t, cpLayout{nFiles: n, pmAt: "first"}, fixtureAfter)
 		t.Logf("%s ready in %v", dir, time.Since(start).Round(time.Millisecond))
 	}
+}
+
+// fixtureSizes parses a list of add counts ("10000 1000000", commas
+// allowed); an empty list is the default, 10k and 1M.
+func fixtureSizes(v string) ([]int, error) {
+	fields := strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })
+	if len(fields) == 0 {
+		return []int{10_000, 1_000_000}, nil
+	}
+	out := make([]int, 0, len(fields))
+	for _, f := range fields {
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q is not a positive add count", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // BenchmarkLoadLayouts measures Table.Load over fileblob on each fixture.
@@ -101,5 +128,23 @@ func BenchmarkLoadLayouts(b *testing.B) {
 			n := timeLoads(b, ctx, tbl)
 			b.ReportMetric(float64(gets)/float64(n), "gets/op")
 		})
+	}
+}
+
+// TestFixtureSizes pins what fixtures.sh's SIZES makes TestGenerateLayoutFixtures build.
+func TestFixtureSizes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int
+	}{{"", []int{10_000, 1_000_000}}, {"10000", []int{10_000}}, {" 10000  10000000 ", []int{10_000, 10_000_000}}, {"1000,2000", []int{1000, 2000}}} {
+		got, err := fixtureSizes(tc.in)
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("fixtureSizes(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"10k", "0", "-5"} {
+		if _, err := fixtureSizes(bad); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("fixtureSizes(%q): err %v, want one naming it", bad, err)
+		}
 	}
 }

@@ -18,6 +18,9 @@ import (
 //   - pgo-*: parquet-go, default options: one row group, protocol and
 //     metaData its first two rows, 100 JSON commits after (layoutTableDir);
 //     made here on first use.
+//   - sparkmr-1M: the layout Spark writes at 1M files (parquet-mr, two
+//     row groups, protocol and metaData in the second), made by parquet-go
+//     here on first use (spark_fixture_test.go) and checked before timing.
 //   - deltars-*, spark-*: a JSON log referencing N files checkpointed by
 //     delta-rs (create_checkpoint) or Spark (DeltaLog.checkpoint), then 100
 //     JSON commits; made by deltalog/bench/fixtures.sh into
@@ -45,6 +48,9 @@ func layoutBenchTables(b *testing.B) [][2]string {
 	for _, s := range sizes {
 		out = append(out, [2]string{"pgo-" + s.name, layoutTableDir(b, cpLayout{nFiles: s.n, pmAt: "first"}, fixtureAfter)})
 	}
+	// Spark's layout at 1M files (spark_fixture_test.go): two row groups,
+	// protocol and metaData in the second; made here on first use.
+	out = append(out, [2]string{"sparkmr-1M", sparkLayoutTableDir(b)})
 	base := os.Getenv("DELTASYNC_CACHE")
 	if base == "" {
 		base = filepath.Join(os.TempDir(), "deltasync-cache")

@@ -31,9 +31,15 @@ type cpLayout struct {
 	rowGroup    int64  // rows per row group; 0: one row group
 	noStats     bool   // footer without column-chunk statistics (no null counts)
 	noPageIndex bool   // footer without column and offset indexes
+	// writer "spark": Spark's layout at 1M files, scaled to nFiles
+	// (spark_fixture_test.go); pmAt, rowGroup and the flags are unused.
+	writer string
 }
 
 func (l cpLayout) name() string {
+	if l.writer == "spark" {
+		return fmt.Sprintf("n%d-spark-%s", l.nFiles, sparkLayoutRev)
+	}
 	s := fmt.Sprintf("n%d-pm%s-rg%d", l.nFiles, l.pmAt, l.rowGroup)
 	if l.noStats {
 		s += "-nostats"
@@ -64,6 +70,9 @@ func addRow(i int) cpRow {
 
 // writeLayoutCheckpointFile writes a classic checkpoint with l's layout to path.
 func writeLayoutCheckpointFile(path string, l cpLayout) error {
+	if l.writer == "spark" {
+		return writeSparkCheckpointFile(path, l.nFiles)
+	}
 	var buf bytes.Buffer
 	opts := []parquet.WriterOption{parquet.Compression(&parquet.Snappy), parquet.CreatedBy("deltasync-layout", layoutRev, "")}
 	if l.rowGroup > 0 {
@@ -171,7 +180,11 @@ func layoutTableDir(tb testing.TB, l cpLayout, after int) string {
 	if err := writeCommitsAfter(logDir, fixtureCheckpoint, after, l.nFiles); err != nil {
 		tb.Fatal(err)
 	}
-	lc, _ := json.Marshal(map[string]any{"version": fixtureCheckpoint, "size": l.nFiles + 2, "numOfAddFiles": l.nFiles})
+	rows := l.nFiles + 2
+	if l.writer == "spark" {
+		rows++ // and a txn
+	}
+	lc, _ := json.Marshal(map[string]any{"version": fixtureCheckpoint, "size": rows, "numOfAddFiles": l.nFiles})
 	if err := os.WriteFile(filepath.Join(logDir, "_last_checkpoint"), lc, 0o644); err != nil {
 		tb.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -32,7 +33,7 @@ func (r *Reconciler) discover(ctx context.Context, emit func(Target) bool) ([]Sk
 	stop := errors.New("stopped")
 	add := func(t Target) bool {
 		key := strings.ToLower(t.Name.String())
-		if !r.opts.Shard.Owns(t.Name.String()) || seen[key] {
+		if !r.opts.Shard.Owns(t.Name.String()) || seen[key] || r.adopter.registeredNow(t.Name.String()) {
 			return true
 		}
 		seen[key] = true
@@ -40,6 +41,15 @@ func (r *Reconciler) discover(ctx context.Context, emit func(Target) bool) ([]Sk
 	}
 
 	catalogs, all := sel.Catalogs()
+	if ac, aall := r.adopter.catalogs(); aall {
+		all = true
+	} else {
+		for _, c := range ac {
+			if !slices.ContainsFunc(catalogs, func(x string) bool { return strings.EqualFold(x, c) }) {
+				catalogs = append(catalogs, c)
+			}
+		}
+	}
 	if all {
 		cs, err := r.opts.Catalog.ListCatalogs(ctx)
 		if err != nil {
@@ -60,7 +70,7 @@ func (r *Reconciler) discover(ctx context.Context, emit func(Target) bool) ([]Sk
 			continue
 		}
 		for _, s := range schemas {
-			if !sel.MayMatchSchema(c, s.Name) {
+			if !sel.MayMatchSchema(c, s.Name) && !r.adopter.mayMatchSchema(c, s.Name) {
 				continue
 			}
 			err := r.opts.Catalog.ListTablesPages(ctx, c, s.Name, func(page []catalog.TableInfo) error {
@@ -68,6 +78,11 @@ func (r *Reconciler) discover(ctx context.Context, emit func(Target) bool) ([]Sk
 					ti := &page[i]
 					n := catalog.TableName{Catalog: c, Schema: s.Name, Table: ti.Name}
 					mode, ok := sel.Match(n.Catalog, n.Schema, n.Table)
+					if !ok {
+						// A table a register rule describes is kept in
+						// sync unless a tables[] rule says otherwise.
+						mode, ok = r.adopter.adoptedMode(n, ti)
+					}
 					if !ok || !r.opts.Shard.Owns(n.String()) {
 						continue
 					}

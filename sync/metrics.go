@@ -32,6 +32,9 @@ type Metrics struct {
 	cycleListed         prometheus.Gauge
 	cycleDone           prometheus.Gauge
 	catalogRetryWaiting prometheus.Gauge
+	// Adoption (adopt.go).
+	discovered    prometheus.Gauge
+	registrations *prometheus.CounterVec
 }
 
 // NewMetrics creates the collectors and registers them on reg. version is
@@ -45,9 +48,9 @@ func newMetrics(reg prometheus.Registerer, version, goversion string) *Metrics {
 	m := &Metrics{
 		tables: newTableCollector(ns),
 		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "syncs_total",
-			Help: "Table reconciles by outcome (unchanged, synced, flagged, failed)."}, []string{"outcome"}),
+			Help: "Table reconciles by outcome (unchanged, synced, flagged, failed; registered, would_register, already_registered and orphaned with register rules)."}, []string{"outcome"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "errors_total",
-			Help: "Errors by reason (catalog, storage, log, conflict, unsupported, config, internal, location, refused)."}, []string{"reason"}),
+			Help: "Errors by reason (catalog, storage, log, conflict, unsupported, config, internal, location, refused, missing_schema, orphaned)."}, []string{"reason"}),
 		cycleDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "cycle_duration_seconds",
 			Help:    "Duration of a full reconcile cycle over all selected tables.",
 			Buckets: []float64{0.1, 0.5, 1, 5, 10, 30, 60, 120, 300, 600}}),
@@ -78,8 +81,13 @@ func newMetrics(reg prometheus.Registerer, version, goversion string) *Metrics {
 			Help: "Tables the running (or last) cycle has reconciled so far."}),
 		catalogRetryWaiting: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "catalog_requests_waiting",
 			Help: "Unity Catalog requests now held back before being sent: backoff before a retry (5xx, timeout, connection error), a 429's Retry-After, or catalog.max_rps."}),
+		discovered: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "tables_discovered",
+			Help: "Delta tables the last discovery found under the register rules' location templates, registered or not."}),
+		registrations: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "registrations_total",
+			Help: "Tables found in storage by what the register phase did (registered, would_register, already_registered, flagged, failed)."},
+			[]string{"outcome"}),
 	}
-	reg.MustRegister(m.tables,
+	reg.MustRegister(m.tables, m.discovered, m.registrations,
 		m.syncs, m.errors, m.cycleDuration, m.cycles, m.lastSuccessfulCyle, m.storageRequests, m.storageDuration,
 		m.catalogRequests, m.catalogDuration, m.buildInfo,
 		m.cycleInProgress, m.cycleStartedTs, m.cycleListed, m.cycleDone, m.catalogRetryWaiting)
@@ -91,6 +99,22 @@ func newMetrics(reg prometheus.Registerer, version, goversion string) *Metrics {
 		m.cycles.WithLabelValues(r)
 	}
 	return m
+}
+
+// recordRegistration counts one register-phase row by outcome.
+func (m *Metrics) recordRegistration(o Outcome) {
+	if m == nil {
+		return
+	}
+	m.registrations.WithLabelValues(string(o)).Inc()
+}
+
+// setDiscovered publishes how many tables the last discovery found.
+func (m *Metrics) setDiscovered(n int) {
+	if m == nil {
+		return
+	}
+	m.discovered.Set(float64(n))
 }
 
 // ObserveStorage is a deltalog.Observer: it counts one storage request.

@@ -115,6 +115,7 @@ func TestMetricNames(t *testing.T) {
 		"deltasync_table_last_sync_timestamp_seconds",
 		"deltasync_table_log_version",
 		"deltasync_table_out_of_sync_cycles",
+		"deltasync_tables_discovered",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("metric names (-want +got):\n%s", diff)

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
@@ -47,6 +48,9 @@ type Result struct {
 	// Refused is the catalog's answer when it refused the update (or its
 	// pre-flight check did); ErrorReason is then ReasonRefused.
 	Refused *catalog.Refusal `json:"refused,omitempty"`
+	// Registration is what a register rule creates (or would) for a
+	// table found in storage (adopt.go).
+	Registration *Registration `json:"register,omitempty"`
 }
 
 // Reconcile brings one table's catalog record in line with its log, or
@@ -208,6 +212,9 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 	if err != nil {
 		if p := refused(err); p != nil {
 			return plan.Record{}, plan.LogState{}, p
+		}
+		if errors.Is(err, deltalog.ErrNotATable) {
+			return plan.Record{}, plan.LogState{}, orphaned(md.Location, err)
 		}
 		if isLogContentError(err) {
 			return plan.Record{}, plan.LogState{}, flagged(ReasonLog, fmt.Errorf("log cannot be read: %w", err))

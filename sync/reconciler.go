@@ -63,6 +63,10 @@ type Options struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 
+	// Register, when set with rules, registers the Delta tables found in
+	// storage under its location templates (adopt.go).
+	Register *RegisterOptions
+
 	// ShutdownDrain bounds a table in flight once the cycle's context is
 	// cancelled (default DefaultShutdownDrain).
 	ShutdownDrain time.Duration
@@ -86,6 +90,8 @@ type Reconciler struct {
 	// logOptions are what deltalog.Open gets for every table: the
 	// LogOptions and the storage metrics' observer.
 	logOptions []deltalog.Option
+	// adopter registers tables found in storage (nil: no register rules).
+	adopter *adopter
 }
 
 // tableState is what the reconciler remembers about a table between cycles.
@@ -142,6 +148,11 @@ func New(opts Options) (*Reconciler, error) {
 		l = zap.NewNop()
 	}
 	r := &Reconciler{opts: opts, log: l, tables: map[string]*tableState{}}
+	a, err := newAdopter(opts.Register, opts.Storage)
+	if err != nil {
+		return nil, err
+	}
+	r.adopter = a
 	opts.Dirty.attach()
 	r.logOptions = append([]deltalog.Option(nil), opts.LogOptions...)
 	if opts.Metrics != nil {
@@ -213,7 +224,9 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 	r.mu.Unlock()
 	r.progressStart(cycle, start)
 	log := r.log.With(zap.Int64("cycle", cycle))
-	rep := &Report{Cycle: cycle, Started: start, DryRun: r.opts.DryRun}
+	rep := &Report{Cycle: cycle, Started: start, DryRun: r.opts.DryRun, Register: r.adopter != nil}
+	rep.Results = r.adopt(ctx, log)
+	listed := r.adopter.keep()
 
 	// Tables are handed to the workers as their listing page arrives.
 	jobs := make(chan Target, listBuffer)
@@ -224,7 +237,6 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 		mu.Unlock()
 		r.progressDone()
 	})
-	var listed []string
 	dispatched, stopped := 0, false
 	skipped, err := r.discover(ctx, func(t Target) bool {
 		listed = append(listed, t.Name.String())

@@ -34,6 +34,9 @@ type Report struct {
 	// ReadOnly are the catalogs found without the Delta API: their tables
 	// were read with the classic API and drift was flagged, never written.
 	ReadOnly []string
+	// Register is set when register rules are configured: the summary
+	// then always counts the registrations.
+	Register bool
 }
 
 // Count returns how many tables had the outcome.
@@ -76,6 +79,13 @@ type SummaryCounts struct {
 	// Refused counts the flagged tables whose update the catalog refused
 	// (ErrorReason refused); the JSON summary has it only when non-zero.
 	Refused int `json:"refused,omitempty"`
+	// Adoption (adopt.go): tables registered, that a run would register
+	// (or that wait for the next cycle), found recorded under another
+	// name, and records whose location holds no Delta log.
+	Registered        int `json:"registered,omitempty"`
+	WouldRegister     int `json:"would_register,omitempty"`
+	AlreadyRegistered int `json:"already_registered,omitempty"`
+	Orphaned          int `json:"orphaned,omitempty"`
 }
 
 // Counts returns the cycle's summary counts.
@@ -85,6 +95,14 @@ func (r *Report) Counts() SummaryCounts {
 		switch {
 		case res.WouldUpdate:
 			c.WouldUpdate++
+		case res.Outcome == OutcomeRegistered:
+			c.Registered++
+		case res.Outcome == OutcomeWouldRegister:
+			c.WouldRegister++
+		case res.Outcome == OutcomeAlreadyRegistered:
+			c.AlreadyRegistered++
+		case res.Outcome == OutcomeOrphaned:
+			c.Orphaned++
 		case res.Outcome == OutcomeUnchanged:
 			c.Unchanged++
 		case res.Outcome == OutcomeSynced:
@@ -114,6 +132,22 @@ func (r *Report) Summary() string {
 		c.Tables, c.Unchanged, middle, c.Flagged, c.Failed, r.Duration.Round(100*time.Millisecond))
 	if c.Refused > 0 {
 		s += fmt.Sprintf(", %d refused", c.Refused)
+	}
+	if r.Register || c.Registered+c.WouldRegister > 0 {
+		if r.DryRun {
+			s += fmt.Sprintf(", %d would register", c.WouldRegister)
+		} else {
+			s += fmt.Sprintf(", %d registered", c.Registered)
+			if c.WouldRegister > 0 {
+				s += fmt.Sprintf(", %d waiting to register", c.WouldRegister)
+			}
+		}
+	}
+	if c.AlreadyRegistered > 0 {
+		s += fmt.Sprintf(", %d already registered elsewhere", c.AlreadyRegistered)
+	}
+	if c.Orphaned > 0 {
+		s += fmt.Sprintf(", %d orphaned", c.Orphaned)
 	}
 	if c.Skipped > 0 {
 		s += fmt.Sprintf(", %d skipped", c.Skipped)
@@ -180,6 +214,18 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	if c.Refused > 0 {
 		j.Summary["refused"] = c.Refused
 	}
+	if r.Register || c.Registered+c.WouldRegister > 0 {
+		j.Summary[string(OutcomeWouldRegister)] = c.WouldRegister
+		if !r.DryRun {
+			j.Summary[string(OutcomeRegistered)] = c.Registered
+		}
+	}
+	if c.AlreadyRegistered > 0 {
+		j.Summary[string(OutcomeAlreadyRegistered)] = c.AlreadyRegistered
+	}
+	if c.Orphaned > 0 {
+		j.Summary[string(OutcomeOrphaned)] = c.Orphaned
+	}
 	if r.DryRun {
 		j.Summary[string(OutcomeWouldUpdate)] = c.WouldUpdate
 	} else {
@@ -209,6 +255,10 @@ func (r *Report) WriteText(w io.Writer) error {
 			head = "would update"
 		case res.Outcome == OutcomeUnchanged:
 			head = "in sync"
+		case res.Outcome == OutcomeWouldRegister:
+			head = "would register"
+		case res.Outcome == OutcomeAlreadyRegistered:
+			head = "already registered"
 		}
 		fmt.Fprintf(&b, "%s (%s, %s): %s [%s]\n", res.Table, textfmt.OrDash(res.Type), res.Mode, head, res.Status)
 		if res.Reason != "" && !res.WouldUpdate {
@@ -216,6 +266,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		if res.Plan != nil {
 			writePlan(&b, res.Plan)
+		}
+		if res.Registration != nil && res.Outcome != OutcomeFailed {
+			writeRegistration(&b, res.Registration)
 		}
 		if len(res.Actions) > 0 {
 			switch {
@@ -311,4 +364,35 @@ func formatVersion(v *int64) string {
 		return "none"
 	}
 	return strconv.FormatInt(*v, 10)
+}
+
+// writeRegistration renders what a registration creates.
+func writeRegistration(b *strings.Builder, reg *Registration) {
+	fmt.Fprintf(b, "  location: %s\n", reg.Location)
+	if reg.CreateSchema {
+		b.WriteString("  schema: created first (register.create_schemas)\n")
+	}
+	fmt.Fprintf(b, "  columns: %s\n", strings.Join(reg.Columns, ", "))
+	if len(reg.Partitioning) > 0 {
+		fmt.Fprintf(b, "  partitioned by: %s\n", strings.Join(reg.Partitioning, ", "))
+	}
+	if len(reg.Clustering) > 0 {
+		cols := make([]string, len(reg.Clustering))
+		for i, c := range reg.Clustering {
+			cols[i] = strings.Join(c, ".")
+		}
+		fmt.Fprintf(b, "  clustered by: %s\n", strings.Join(cols, ", "))
+	}
+	fmt.Fprintf(b, "  protocol: %d/%d", reg.Protocol.MinReaderVersion, reg.Protocol.MinWriterVersion)
+	if f := slices.Concat(reg.Protocol.ReaderFeatures, reg.Protocol.WriterFeatures); len(f) > 0 {
+		slices.Sort(f)
+		fmt.Fprintf(b, " (%s)", strings.Join(slices.Compact(f), ", "))
+	}
+	b.WriteString("\n")
+	for _, k := range slices.Sorted(maps.Keys(reg.Properties)) {
+		fmt.Fprintf(b, "  property %s = %s\n", k, reg.Properties[k])
+	}
+	if reg.Comment != "" {
+		fmt.Fprintf(b, "  comment: %s\n", reg.Comment)
+	}
 }

@@ -156,9 +156,8 @@ func (p *StoragePolicy) Resolve(raw string) (location.Location, string, error) {
 	if !p.allows(l) {
 		return location.Location{}, "", &LocationError{Location: l.String(), Reason: "outside storage.allowed_locations"}
 	}
-	u := url.URL{Scheme: l.Scheme, Host: l.Bucket, Path: l.Path}
-	switch l.Scheme {
-	case "file":
+	if l.Scheme == "file" {
+		u := url.URL{Scheme: l.Scheme, Path: l.Path}
 		resolved, err := filepath.EvalSymlinks(filepath.FromSlash(l.Path))
 		if err == nil {
 			rl := location.Location{Scheme: "file", Path: filepath.ToSlash(resolved)}
@@ -167,8 +166,22 @@ func (p *StoragePolicy) Resolve(raw string) (location.Location, string, error) {
 			}
 			u.Path = rl.Path
 		}
-		u.Host = ""
 		return l, reuseIfSame(raw, u.String()), nil
+	}
+	return l, reuseIfSame(raw, p.openURL(l)), nil
+}
+
+// openURL is the URL a checked location is opened at: driver options from
+// storage.buckets, abfss as azblob with its account. It checks nothing.
+func (p *StoragePolicy) openURL(l location.Location) string {
+	if p == nil || p.allowed == nil {
+		p = defaultPolicy
+	}
+	u := url.URL{Scheme: l.Scheme, Host: l.Bucket, Path: l.Path}
+	switch l.Scheme {
+	case "file":
+		u.Host = ""
+		return u.String()
 	case "abfss":
 		container, host, _ := strings.Cut(l.Bucket, "@")
 		account, _, _ := strings.Cut(host, ".")
@@ -177,10 +190,10 @@ func (p *StoragePolicy) Resolve(raw string) (location.Location, string, error) {
 			q[k] = v
 		}
 		u = url.URL{Scheme: "azblob", Host: container, Path: l.Path, RawQuery: q.Encode()}
-		return l, u.String(), nil
+		return u.String()
 	}
 	u.RawQuery = p.buckets[l.Scheme+"://"+l.Bucket].Encode()
-	return l, reuseIfSame(raw, u.String()), nil
+	return u.String()
 }
 
 // reuseIfSame returns raw when s spells the same: the URL a table is opened at

@@ -1,0 +1,94 @@
+package deltalog
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/deltasync/deltasync/internal/redact"
+)
+
+// This file lists directories for discovery: finding the tables that live
+// under a location template (sync's register rules) takes one delimiter
+// LIST per template level, never a recursive walk of the bucket. Whether a
+// directory found this way holds a Delta table is answered by opening it
+// and calling Load (ErrNotATable when its _delta_log holds no commit).
+
+// DefaultListPageSize is the page size of ListDirs when none is given: the
+// most S3 returns in one ListObjectsV2 page.
+const DefaultListPageSize = 1000
+
+// ListDirs calls fn with the names of the immediate subdirectories of the
+// directory at rawURL, page by page, in key order: one LIST with delimiter
+// "/", one request per page of at most pageSize entries (0:
+// DefaultListPageSize). Objects directly in the directory are ignored, and
+// so is a "_delta_log" subdirectory (the directory is itself a table, not a
+// parent of tables). A directory that does not exist has no subdirectories.
+// Each page is reported to the observer as one "list" and is sent under
+// the bucket's in-flight gate, as a Table's requests are. URL forms and
+// options are Open's; fn returning an error stops the listing with it.
+func ListDirs(ctx context.Context, rawURL string, pageSize int, fn func(names []string) error, opts ...Option) error {
+	o := applyOptions(opts)
+	rawURL = hadoopFile(rawURL)
+	st, name, err := openStore(ctx, rawURL, o.creds, true)
+	if err != nil {
+		if isMissingLocalDir(err) {
+			return nil
+		}
+		return &LogError{Op: "list", Table: redact.Location(rawURL), Version: -1, Err: classifyStoreError(err)}
+	}
+	if !st.shared {
+		defer st.b.Close()
+	}
+	var gate *bucketGate
+	if k := gateKey(rawURL); k != "" {
+		g := o.gates
+		if g == nil {
+			g = defaultGates
+		}
+		gate = g.gate(k)
+	}
+	if pageSize <= 0 {
+		pageSize = DefaultListPageSize
+	}
+	lo := &blob.ListOptions{Prefix: st.prefix, Delimiter: "/"}
+	token := blob.FirstPageToken
+	for len(token) > 0 {
+		start := time.Now()
+		var objs []*blob.ListObject
+		var next []byte
+		err := gate.do(ctx, func() (err error) {
+			objs, next, err = st.b.ListPage(ctx, token, pageSize, lo)
+			return err
+		})
+		o.observe("list", start, err)
+		if err != nil {
+			return &LogError{Op: "list", Table: name, Version: -1, Err: classifyStoreError(err)}
+		}
+		names := make([]string, 0, len(objs))
+		for _, obj := range objs {
+			if !obj.IsDir {
+				continue
+			}
+			n := strings.TrimSuffix(strings.TrimPrefix(obj.Key, st.prefix), "/")
+			if n == "" || n == "_delta_log" || strings.Contains(n, "/") {
+				continue
+			}
+			names = append(names, n)
+		}
+		if len(names) > 0 {
+			if err := fn(names); err != nil {
+				return err
+			}
+		}
+		token = next
+	}
+	return nil
+}
+
+// isMissingLocalDir reports whether openStore failed because a local
+// directory does not exist (tableDir's ErrNotATable).
+func isMissingLocalDir(err error) bool { return errors.Is(err, ErrNotATable) }

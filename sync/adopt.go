@@ -1,0 +1,630 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	stdsync "sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/sync/location"
+)
+
+// Adoption: register rules (RegisterOptions) make deltasync create the
+// catalog record of a Delta table it finds in storage under a location
+// template, as an EXTERNAL table carrying exactly what the log says; the
+// reconcile maintains it afterwards like a table a tables[] rule in mode
+// sync selected. It never overwrites and never guesses: a name taken at
+// another location, two directories mapping to one name, a missing schema,
+// a catalog-managed or refused log are flagged, and nothing is created.
+//
+// Discovery (adoptDiscover) lists only what the templates describe: one
+// delimiter LIST per template level (deltalog.ListDirs), paginated. A
+// directory whose location the catalog already records costs nothing more;
+// a new one is read with one Load (ErrNotATable: not a table yet). It runs
+// on its own interval (RegisterOptions.Interval); a fresh process (plan,
+// once) discovers on its first cycle.
+
+// The outcomes of adoption.
+const (
+	// OutcomeRegistered: the table was created, as EXTERNAL, in sync with
+	// its log.
+	OutcomeRegistered Outcome = "registered"
+	// OutcomeWouldRegister: a dry run found a table a run would register,
+	// or a run reached RegisterOptions.MaxPerCycle and it waits.
+	OutcomeWouldRegister Outcome = "would_register"
+	// OutcomeAlreadyRegistered: the table's location is recorded under
+	// another name; nothing is created (Reason names it).
+	OutcomeAlreadyRegistered Outcome = "already_registered"
+	// OutcomeOrphaned: a record whose location holds no Delta log (its
+	// _delta_log is gone or empty). Never deleted, never written.
+	OutcomeOrphaned Outcome = "orphaned"
+)
+
+// The error reasons of adoption.
+const (
+	// ReasonMissingSchema: the catalog or schema a register rule names
+	// does not exist (a schema is created only with CreateSchemas).
+	ReasonMissingSchema ErrorReason = "missing_schema"
+	// ReasonOrphaned: the record's location holds no Delta log.
+	ReasonOrphaned ErrorReason = "orphaned"
+)
+
+// RegisterOptions configures adoption (Options.Register).
+type RegisterOptions struct {
+	Rules []RegisterRule
+	// Interval is how often discovery re-lists the templates (0: every
+	// cycle). The first cycle always discovers.
+	Interval time.Duration
+	// MaxPerCycle bounds the tables created in one cycle (0: no bound);
+	// the others are reported as waiting (OutcomeWouldRegister).
+	MaxPerCycle int
+	// CreateSchemas creates a missing schema; otherwise its tables are
+	// flagged (ReasonMissingSchema). Catalogs are never created.
+	CreateSchemas bool
+	// ListPageSize is the page size of discovery's LISTs (0:
+	// deltalog.DefaultListPageSize).
+	ListPageSize int
+}
+
+// Registration is what a registration creates (or would): the plan row of
+// a table found in storage.
+type Registration struct {
+	Location     string            `json:"location"`
+	Columns      []string          `json:"columns,omitempty"`
+	Partitioning []string          `json:"partition_columns,omitempty"`
+	Clustering   [][]string        `json:"clustering_columns,omitempty"`
+	Properties   map[string]string `json:"properties,omitempty"`
+	Comment      string            `json:"comment,omitempty"`
+	Protocol     catalog.Protocol  `json:"protocol"`
+	// CreateSchema is set when the schema is (or would be) created first.
+	CreateSchema bool `json:"create_schema,omitempty"`
+}
+
+// adopter is the reconciler's adoption state between cycles.
+type adopter struct {
+	opts  RegisterOptions
+	rules []*regTemplate
+
+	mu   stdsync.Mutex
+	last time.Time // last discovery
+	// known are the canonical locations discovery need not read again:
+	// recorded in the catalog (at the template's name or another).
+	known map[string]bool
+	// rows are the names of the last discovery's rows that stay on the
+	// status page until the next discovery (flagged, waiting).
+	rows []string
+	// now are the tables registered in the running cycle (the listing
+	// that follows does not reconcile them again).
+	now map[string]bool
+	// discovered is the number of tables the last discovery found.
+	discovered int
+}
+
+func newAdopter(opts *RegisterOptions, policy *StoragePolicy) (*adopter, error) {
+	if opts == nil || len(opts.Rules) == 0 {
+		return nil, nil
+	}
+	a := &adopter{opts: *opts, known: map[string]bool{}}
+	var errs []error
+	for i, rule := range opts.Rules {
+		t, err := compileRegisterRule(i, rule, policy)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		a.rules = append(a.rules, t)
+	}
+	if opts.MaxPerCycle < 0 {
+		errs = append(errs, errors.New("register max_per_cycle: want 0 (no bound) or more"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// candidate is one directory a template describes.
+type candidate struct {
+	rule    *regTemplate
+	loc     location.Location
+	openURL string
+	name    catalog.TableName
+	err     error // the directory's name makes no table name, or its location is refused
+}
+
+func (c *candidate) key() string { return location.Canonical(c.loc.String()) }
+
+// adoptedMode reports whether a listed table is one a register rule
+// describes (its name is what its location maps to): such a table is
+// maintained in mode sync when no tables[] rule selects it.
+func (a *adopter) adoptedMode(n catalog.TableName, ti *catalog.TableInfo) (Mode, bool) {
+	if a == nil || ti == nil || ti.StorageLocation == "" {
+		return "", false
+	}
+	l, err := location.Parse(ti.StorageLocation)
+	if err != nil {
+		return "", false
+	}
+	for _, t := range a.rules {
+		vals, ok := t.match(l)
+		if !ok {
+			continue
+		}
+		if want, err := t.nameFor(vals); err == nil && strings.EqualFold(want.String(), n.String()) {
+			return ModeSync, true
+		}
+	}
+	return "", false
+}
+
+// catalogs are the catalogs the templates name literally; all is set when
+// one is a variable.
+func (a *adopter) catalogs() (names []string, all bool) {
+	if a == nil {
+		return nil, false
+	}
+	for _, t := range a.rules {
+		c := t.literalPart(0)
+		if c == "" {
+			return nil, true
+		}
+		if !slices.Contains(names, c) {
+			names = append(names, c)
+		}
+	}
+	return names, false
+}
+
+// mayMatchSchema reports whether a template can name a table in c.s.
+func (a *adopter) mayMatchSchema(c, s string) bool {
+	if a == nil {
+		return false
+	}
+	for _, t := range a.rules {
+		if lc := t.literalPart(0); lc != "" && !strings.EqualFold(lc, c) {
+			continue
+		}
+		if ls := t.literalPart(1); ls != "" && !strings.EqualFold(ls, s) {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// registeredNow reports whether the running cycle registered the table.
+func (a *adopter) registeredNow(name string) bool {
+	if a == nil {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.now[strings.ToLower(name)]
+}
+
+// keep are the names whose status stays while no discovery runs.
+func (a *adopter) keep() []string {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.rows)
+}
+
+// adopt runs the register phase of a cycle when discovery is due and
+// returns its rows, each already recorded as the table's status.
+func (r *Reconciler) adopt(ctx context.Context, log *zap.Logger) []Result {
+	a := r.adopter
+	if a == nil {
+		return nil
+	}
+	now := r.opts.Now()
+	a.mu.Lock()
+	due := a.last.IsZero() || now.Sub(a.last) >= a.opts.Interval
+	a.now = map[string]bool{}
+	a.mu.Unlock()
+	if !due {
+		return nil
+	}
+	cands, errs := r.adoptDiscover(ctx)
+	rows, found := r.adoptPlan(ctx, cands)
+	for _, err := range errs {
+		rows = append(rows, Result{Table: err.table, Mode: ModeSync, Outcome: OutcomeFailed, Status: StatusUnknown,
+			ErrorReason: ReasonStorage, Reason: err.err.Error()})
+	}
+	var names []string
+	for i := range rows {
+		r.record(rows[i])
+		r.opts.Metrics.recordRegistration(rows[i].Outcome)
+		if rows[i].Outcome != OutcomeRegistered {
+			names = append(names, rows[i].Table)
+		}
+		switch rows[i].Outcome {
+		case OutcomeRegistered:
+			log.Info("registered", zap.String("table", rows[i].Table), zap.String("location", rows[i].Registration.Location))
+		case OutcomeFlagged, OutcomeFailed:
+			log.Warn("not registered", zap.String("table", rows[i].Table), zap.String("reason", rows[i].Reason))
+		}
+	}
+	a.mu.Lock()
+	// A failed discovery is tried again next cycle.
+	if len(errs) == 0 && ctx.Err() == nil {
+		a.last = now
+	}
+	a.rows = names
+	a.discovered = found
+	a.mu.Unlock()
+	r.opts.Metrics.setDiscovered(found)
+	return rows
+}
+
+// listError is a template directory discovery could not list.
+type listError struct {
+	table string // the template's name, for the report
+	err   error
+}
+
+// adoptDiscover lists every template level by level and returns the
+// directories at its full depth, in name order.
+func (r *Reconciler) adoptDiscover(ctx context.Context) ([]*candidate, []listError) {
+	a := r.adopter
+	var out []*candidate
+	var errs []listError
+	for _, t := range a.rules {
+		type node struct {
+			loc  location.Location
+			vals map[string]string
+		}
+		level := []node{{loc: t.root, vals: map[string]string{}}}
+		for _, s := range t.segs {
+			var next []node
+			for _, n := range level {
+				if s.v == "" {
+					n.loc.Path += "/" + s.lit
+					next = append(next, n)
+					continue
+				}
+				err := deltalog.ListDirs(ctx, r.opts.Storage.openURL(n.loc), a.opts.ListPageSize, func(names []string) error {
+					for _, name := range names {
+						vals := make(map[string]string, len(n.vals)+1)
+						for k, v := range n.vals {
+							vals[k] = v
+						}
+						vals[s.v] = name
+						next = append(next, node{loc: location.Location{Scheme: n.loc.Scheme, Bucket: n.loc.Bucket, Path: n.loc.Path + "/" + name}, vals: vals})
+					}
+					return nil
+				}, r.logOptions...)
+				if err != nil {
+					errs = append(errs, listError{table: t.rule.Name, err: fmt.Errorf("register rule %d: listing %s: %w", t.index, n.loc, err)})
+				}
+			}
+			level = next
+		}
+		for _, n := range level {
+			c := &candidate{rule: t, loc: n.loc}
+			c.name, c.err = t.nameFor(n.vals)
+			if c.err != nil {
+				c.name = catalog.TableName{Catalog: t.rule.Name, Schema: "", Table: n.loc.String()}
+				c.err = flagged(ReasonConfig, fmt.Errorf("%s: no table name for it under %q: %w", n.loc, t.rule.Name, c.err))
+			} else if l, u, err := r.opts.Storage.Resolve(n.loc.String()); err != nil {
+				c.err = refused(err)
+				if c.err == nil {
+					c.err = flagged(ReasonLocation, err)
+				}
+			} else {
+				c.loc, c.openURL = l, u
+			}
+			out = append(out, c)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].name.String() < out[j].name.String() })
+	return out, errs
+}
+
+// catalogView is what the catalog records for the names the candidates
+// map to: its schemas and their tables' names and locations.
+type catalogView struct {
+	schemas map[string]map[string]bool // catalog → schema (lower-cased) → exists; nil: catalog missing
+	byName  map[string]string          // lower-cased full name → location (canonical)
+	byLoc   map[string]string          // canonical location → full name
+	listed  map[string]bool            // lower-cased catalog.schema listed
+}
+
+func (r *Reconciler) catalogView(ctx context.Context, cands []*candidate) (*catalogView, error) {
+	v := &catalogView{schemas: map[string]map[string]bool{}, byName: map[string]string{}, byLoc: map[string]string{}, listed: map[string]bool{}}
+	var errs []error
+	// What earlier cycles read: tables outside the listed schemas too.
+	r.mu.Lock()
+	for name, st := range r.tables {
+		if st.loc != "" {
+			v.byLoc[location.Canonical(st.loc)] = name
+		}
+	}
+	r.mu.Unlock()
+	for _, c := range cands {
+		if c.err != nil {
+			continue
+		}
+		cat := strings.ToLower(c.name.Catalog)
+		if _, ok := v.schemas[cat]; !ok {
+			ss, err := r.opts.Catalog.ListSchemas(ctx, c.name.Catalog)
+			switch {
+			case catalog.IsNotFound(err):
+				v.schemas[cat] = nil
+			case err != nil:
+				errs = append(errs, fmt.Errorf("listing schemas of %s: %w", c.name.Catalog, err))
+				v.schemas[cat] = map[string]bool{}
+			default:
+				m := map[string]bool{}
+				for _, s := range ss {
+					m[strings.ToLower(s.Name)] = true
+				}
+				v.schemas[cat] = m
+			}
+		}
+		key := cat + "." + strings.ToLower(c.name.Schema)
+		if v.listed[key] || !v.schemas[cat][strings.ToLower(c.name.Schema)] {
+			continue
+		}
+		v.listed[key] = true
+		err := r.opts.Catalog.ListTablesPages(ctx, c.name.Catalog, c.name.Schema, func(page []catalog.TableInfo) error {
+			for i := range page {
+				n := catalog.TableName{Catalog: c.name.Catalog, Schema: c.name.Schema, Table: page[i].Name}
+				loc := ""
+				if page[i].StorageLocation != "" {
+					loc = location.Canonical(page[i].StorageLocation)
+					v.byLoc[loc] = n.String()
+				}
+				v.byName[strings.ToLower(n.String())] = loc
+			}
+			return nil
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("listing tables of %s: %w", key, err))
+		}
+	}
+	return v, errors.Join(errs...)
+}
+
+// adoptPlan decides, and unless a dry run acts, for every candidate; it
+// returns the rows to report and how many tables discovery found (the
+// directories holding a Delta log, registered or not).
+func (r *Reconciler) adoptPlan(ctx context.Context, cands []*candidate) ([]Result, int) {
+	a := r.adopter
+	var rows []Result
+	row := func(c *candidate) Result {
+		return Result{Table: c.name.String(), Type: catalog.TableTypeExternal, Mode: ModeSync}
+	}
+	flag := func(c *candidate, err error) {
+		res := row(c)
+		res.Type = ""
+		rows = append(rows, res.fail(err))
+	}
+	// Two directories mapping to one name: neither is registered.
+	byName := map[string][]*candidate{}
+	for _, c := range cands {
+		if c.err == nil {
+			k := strings.ToLower(c.name.String())
+			byName[k] = append(byName[k], c)
+		}
+	}
+	view, viewErr := r.catalogView(ctx, cands)
+	found, created := 0, 0
+	for _, c := range cands {
+		if ctx.Err() != nil {
+			break
+		}
+		if c.err != nil {
+			flag(c, c.err)
+			continue
+		}
+		key := c.key()
+		if other, ok := view.byLoc[key]; ok {
+			found++
+			a.mu.Lock()
+			a.known[key] = true
+			a.mu.Unlock()
+			if !strings.EqualFold(other, c.name.String()) {
+				res := row(c)
+				res.Outcome, res.Status = OutcomeAlreadyRegistered, StatusSynced
+				res.Reason = fmt.Sprintf("location %s is already registered as %s: not registered again", c.loc, other)
+				rows = append(rows, res)
+			}
+			continue
+		}
+		if same := byName[strings.ToLower(c.name.String())]; len(same) > 1 {
+			var locs []string
+			for _, s := range same {
+				locs = append(locs, s.loc.String())
+			}
+			flag(c, flagged(ReasonConflict, fmt.Errorf("name collision: %s all map to %s under register rule %q; none is registered",
+				strings.Join(locs, ", "), c.name, c.rule.rule.Name)))
+			continue
+		}
+		if at, ok := view.byName[strings.ToLower(c.name.String())]; ok {
+			flag(c, flagged(ReasonConflict, fmt.Errorf("%s already exists at %s: the table at %s is not registered (never overwritten)",
+				c.name, textOr(at, "another location"), c.loc)))
+			continue
+		}
+		if viewErr != nil && !view.listed[strings.ToLower(c.name.Catalog+"."+c.name.Schema)] {
+			res := row(c)
+			rows = append(rows, res.fail(failed(ReasonCatalog, fmt.Errorf("not registered: %w", viewErr))))
+			continue
+		}
+		createSchema := false
+		switch schemas := view.schemas[strings.ToLower(c.name.Catalog)]; {
+		case schemas == nil:
+			flag(c, flagged(ReasonMissingSchema, fmt.Errorf("catalog %s does not exist: %s is not registered (catalogs are never created)", c.name.Catalog, c.loc)))
+			continue
+		case !schemas[strings.ToLower(c.name.Schema)]:
+			if !a.opts.CreateSchemas {
+				flag(c, flagged(ReasonMissingSchema, fmt.Errorf("schema %s.%s does not exist: %s is not registered (register.create_schemas creates it)",
+					c.name.Catalog, c.name.Schema, c.loc)))
+				continue
+			}
+			createSchema = true
+		}
+		snap, err := r.adoptLoad(ctx, c)
+		if errors.Is(err, deltalog.ErrNotATable) {
+			continue // no commit yet: not a table (a later discovery or event finds it)
+		}
+		found++
+		if err != nil {
+			flag(c, err)
+			continue
+		}
+		res := row(c)
+		res.LogVersion = &snap.Version
+		req, err := RegistrationFor(snap, c.name, c.loc.String())
+		if err == nil && isCatalogManagedLog(snap) {
+			err = errors.New("the log is catalog-managed (catalogManaged table feature): it is never registered as EXTERNAL")
+		}
+		if err != nil {
+			flag(c, flagged(ReasonUnsupported, fmt.Errorf("not registered: %w", err)))
+			continue
+		}
+		reg := registrationRow(req, snap)
+		reg.CreateSchema = createSchema
+		res.Registration = &reg
+		if r.opts.DryRun {
+			res.Outcome, res.Status = OutcomeWouldRegister, StatusOutOfSync
+			rows = append(rows, res)
+			continue
+		}
+		if a.opts.MaxPerCycle > 0 && created >= a.opts.MaxPerCycle {
+			res.Outcome, res.Status = OutcomeWouldRegister, StatusOutOfSync
+			res.Reason = fmt.Sprintf("waits for the next cycle: register.max_per_cycle (%d) reached", a.opts.MaxPerCycle)
+			rows = append(rows, res)
+			continue
+		}
+		if createSchema {
+			if _, err := r.opts.Catalog.CreateSchema(ctx, catalog.CreateSchemaRequest{Name: c.name.Schema, CatalogName: c.name.Catalog}); err != nil && !catalog.IsAlreadyExists(err) {
+				rows = append(rows, res.fail(failed(ReasonCatalog, fmt.Errorf("creating schema %s.%s: %w", c.name.Catalog, c.name.Schema, err))))
+				continue
+			}
+			view.schemas[strings.ToLower(c.name.Catalog)][strings.ToLower(c.name.Schema)] = true
+		}
+		created++
+		out, err := r.register(ctx, snap, c.name, req)
+		if err != nil {
+			rows = append(rows, res.fail(err))
+			continue
+		}
+		res.Outcome, res.Status = OutcomeRegistered, StatusSynced
+		res.CatalogVersion = out.Metadata.LastCommitVersion
+		a.mu.Lock()
+		a.known[key] = true
+		a.now[strings.ToLower(c.name.String())] = true
+		a.mu.Unlock()
+		rows = append(rows, res)
+	}
+	return rows, found
+}
+
+// adoptLoad reads the candidate's log (one Load).
+func (r *Reconciler) adoptLoad(ctx context.Context, c *candidate) (*deltalog.Snapshot, error) {
+	t, err := deltalog.Open(ctx, c.openURL, r.logOptions...)
+	if err != nil {
+		return nil, failed(ReasonStorage, err)
+	}
+	defer t.Close()
+	snap, err := t.Load(ctx, deltalog.LoadOptions{})
+	switch {
+	case err == nil:
+		return snap, nil
+	case errors.Is(err, deltalog.ErrNotATable):
+		return nil, err
+	case isLogContentError(err):
+		return nil, flagged(ReasonLog, fmt.Errorf("not registered: the log cannot be read: %w", err))
+	}
+	return nil, failed(ReasonStorage, err)
+}
+
+// isCatalogManagedLog reports whether the log's protocol names the
+// catalogManaged feature (or its preview name).
+func isCatalogManagedLog(s *deltalog.Snapshot) bool {
+	for _, f := range slices.Concat(s.Protocol.ReaderFeatures, s.Protocol.WriterFeatures) {
+		if f == "catalogManaged" || f == "catalogOwned-preview" {
+			return true
+		}
+	}
+	return false
+}
+
+// register creates the table (createTable) and records the log's version
+// as its watermark (the server stamps 0 at create). When the second
+// request fails, the new table is deleted again: a registration either
+// leaves a record in sync with the log or none.
+func (r *Reconciler) register(ctx context.Context, s *deltalog.Snapshot, name catalog.TableName, req catalog.CreateTableRequest) (*catalog.LoadTableResponse, error) {
+	created, err := r.opts.Catalog.CreateTable(ctx, name.Catalog, name.Schema, req)
+	if err != nil {
+		switch {
+		case catalog.IsAlreadyExists(err):
+			return nil, flagged(ReasonConflict, fmt.Errorf("not registered: %s was created meanwhile: %w", name, err))
+		case isRefusal(err):
+			return nil, flagged(ReasonRefused, fmt.Errorf("not registered: the catalog refused the create: %w", err))
+		}
+		return nil, failed(ReasonCatalog, fmt.Errorf("registering %s: %w", name, err))
+	}
+	if v := created.Metadata.LastCommitVersion; v != nil && *v == s.Version {
+		return created, nil
+	}
+	up := catalog.UpdateTableRequest{
+		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: created.Metadata.TableUUID}},
+		Updates: []catalog.Update{catalog.UpdateMetadataSnapshotVersion{
+			LastCommitVersion: s.Version, LastCommitTimestampMs: s.CommitTimestamp}},
+	}
+	out, err := r.opts.Catalog.UpdateTable(ctx, name, up)
+	if err != nil {
+		// Detached: the rollback must run even when ctx is what failed.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if derr := r.opts.Catalog.DeleteTable(dctx, name.String()); derr != nil && !catalog.IsNotFound(derr) {
+			return nil, failed(ReasonCatalog, fmt.Errorf("registering %s: recording version %d: %w; deleting the new table again failed too: %v", name, s.Version, err, derr))
+		}
+		return nil, failed(ReasonCatalog, fmt.Errorf("registering %s: recording version %d: %w (the new table was deleted again)", name, s.Version, err))
+	}
+	return out, nil
+}
+
+func isRefusal(err error) bool {
+	_, ok := catalog.AsRefusal(err)
+	return ok
+}
+
+// registrationRow is the plan row of a create request.
+func registrationRow(req catalog.CreateTableRequest, s *deltalog.Snapshot) Registration {
+	reg := Registration{Location: req.Location, Partitioning: req.PartitionColumns, Properties: req.Properties,
+		Comment: req.Comment, Protocol: req.Protocol}
+	for _, f := range req.Columns.Fields {
+		typ, _ := f.Type.MarshalJSON()
+		col := f.Name + " " + strings.Trim(string(typ), `"`)
+		if !f.Nullable {
+			col += " not null"
+		}
+		reg.Columns = append(reg.Columns, col)
+	}
+	if req.DomainMetadata != nil && req.DomainMetadata.Clustering != nil {
+		reg.Clustering = *req.DomainMetadata.Clustering
+	}
+	if len(reg.Properties) == 0 {
+		reg.Properties = nil
+	}
+	return reg
+}
+
+// orphaned is the problem of a record whose location holds no Delta log.
+func orphaned(loc string, err error) error {
+	return &problem{outcome: OutcomeOrphaned, reason: ReasonOrphaned,
+		err: fmt.Errorf("orphaned: %s holds no Delta log; the record is never deleted, never written: %w", loc, err)}
+}

@@ -493,7 +493,7 @@ func (r *Reconciler) adoptPlan(ctx context.Context, cands []*candidate) ([]Resul
 			flag(c, flagged(ReasonUnsupported, fmt.Errorf("not registered: %w", err)))
 			continue
 		}
-		reg := registrationRow(req, snap)
+		reg := registrationRow(req)
 		reg.CreateSchema = createSchema
 		res.Registration = &reg
 		if r.opts.DryRun {
@@ -603,7 +603,7 @@ func isRefusal(err error) bool {
 }
 
 // registrationRow is the plan row of a create request.
-func registrationRow(req catalog.CreateTableRequest, s *deltalog.Snapshot) Registration {
+func registrationRow(req catalog.CreateTableRequest) Registration {
 	reg := Registration{Location: req.Location, Partitioning: req.PartitionColumns, Properties: req.Properties,
 		Comment: req.Comment, Protocol: req.Protocol}
 	for _, f := range req.Columns.Fields {

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // Servers with the set-columns guards of Unity Catalog PRs #1907/#1909
@@ -113,7 +114,7 @@ func setColumnsOf(updates []catalog.Update) (catalog.StructType, bool) {
 // (steps exist) and, if so, the etag the planned update is to be guarded
 // by, or the error that stopped it; a step the server refuses too leaves
 // the table flagged with that answer.
-func (r *Reconciler) renameInSteps(ctx context.Context, t Target, rec *Record, res *Result) (bool, error) {
+func (r *Reconciler) renameInSteps(ctx context.Context, t Target, rec *plan.Record, res *Result) (bool, error) {
 	to, ok := setColumnsOf(res.Updates)
 	if !ok {
 		return false, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // renamedMetaData is the v0 metaData of dir with the first n top-level
@@ -52,7 +53,7 @@ func renamedMetaData(t *testing.T, dir string, n int) (map[string]any, []string)
 	return nil, nil
 }
 
-func columnNamesOf(rec sync.Record) []string {
+func columnNamesOf(rec plan.Record) []string {
 	var out []string
 	for _, f := range rec.Table.Metadata.Columns.Fields {
 		out = append(out, f.Name)

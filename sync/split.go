@@ -93,7 +93,7 @@ func (r *Reconciler) refusedOrSplit(ctx context.Context, t Target, rec *plan.Rec
 // confirmSteps ends a set-columns sent as rename steps: serr is the step
 // the server refused (the table stays flagged with that answer), else the
 // record is read again and must match the log, as after any update.
-func (r *Reconciler) confirmSteps(ctx context.Context, t Target, log LogState, res *Result, serr error) (*Record, error) {
+func (r *Reconciler) confirmSteps(ctx context.Context, t Target, log plan.LogState, res *Result, serr error) (*plan.Record, error) {
 	if serr != nil {
 		res.Refused = nil
 		return nil, writeFailed(res, serr)
@@ -104,7 +104,7 @@ func (r *Reconciler) confirmSteps(ctx context.Context, t Target, log LogState, r
 		return nil, failed(ReasonCatalog, fmt.Errorf("update sent in rename steps but reload failed: %w", err))
 	}
 	res.CatalogVersion = after.Table.Metadata.LastCommitVersion
-	if left := Diff(log, after, r.opts.Diff); !left.Empty() {
+	if left := plan.Diff(log, after, r.opts.Diff); !left.Empty() {
 		res.Plan = &left
 		return nil, failed(ReasonInternal, fmt.Errorf("update sent in rename steps but the catalog still differs in %v", left.Kinds()))
 	}

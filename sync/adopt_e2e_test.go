@@ -646,7 +646,7 @@ func TestAdoptOnS3(t *testing.T) {
 	for s, ts := range tables {
 		for _, tb := range ts {
 			rec := e.in(s).record(tb)
-			if got := rec.Table.Metadata.Location; got != "s3://lake/w/"+s+"/"+tb {
+			if got := rec.Location; got != "s3://lake/w/"+s+"/"+tb {
 				t.Errorf("%s.%s recorded at %s", s, tb, got)
 			}
 		}

@@ -44,8 +44,8 @@ func recordFor(b *testing.B, log plan.LogState) plan.Record {
 	props := maps.Clone(log.Configuration)
 	maps.Copy(props, catalog.ProtocolProperties(log.Protocol))
 	v := log.Version
-	return plan.Record{Table: catalog.LoadTableResponse{Metadata: catalog.TableMetadata{TableType: "EXTERNAL",
-		Location: log.Location, Columns: cols, Properties: props, LastCommitVersion: &v}}}
+	return RecordOf(catalog.TableName{}, &catalog.LoadTableResponse{Metadata: catalog.TableMetadata{TableType: "EXTERNAL",
+		Location: log.Location, Columns: cols, Properties: props, LastCommitVersion: &v}}, "", "")
 }
 
 // BenchmarkDiff measures one in-sync comparison of wide tables (the common

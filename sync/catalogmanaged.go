@@ -19,7 +19,7 @@ func flagCatalogManagedLog(res *Result, rec *plan.Record, log *plan.LogState, pl
 	if f == "" || rec.Managed() {
 		return false // a record that knows it is catalog-managed is watch-only already
 	}
-	d := flagDrift(StatusUnknown, ReasonUnsupported, whyCatalogManagedLog, f, textOr(rec.Table.Metadata.TableType, "of no type"))
+	d := flagDrift(StatusUnknown, ReasonUnsupported, whyCatalogManagedLog, f, textOr(rec.Type, "of no type"))
 	res.Outcome, res.Status, res.Reason, res.ErrorReason = OutcomeFlagged, d.status, d.reason, d.errorReason
 	res.Plan = nil
 	if !pl.Empty() {

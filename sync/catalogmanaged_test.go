@@ -41,7 +41,7 @@ func TestExternalRecordOverCatalogManagedLogIsFlagged(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), src)
 			copyLog(t, src, dir, -1)
 			e.registerPlainExternal(t, dir, src)
-			before := e.record(src).Table.Metadata
+			before := e.record(src)
 			res := e.reconciler(only(e, src)).Sync(context.Background()).Results
 			if len(res) != 1 {
 				t.Fatalf("results %+v", res)
@@ -54,7 +54,7 @@ func TestExternalRecordOverCatalogManagedLogIsFlagged(t *testing.T) {
 			if len(r.Actions) != 0 || r.Plan == nil {
 				t.Errorf("actions %v, plan %v: want nothing sent and the drift shown", r.Actions, r.Plan)
 			}
-			after := e.record(src).Table.Metadata
+			after := e.record(src)
 			if after.Etag != before.Etag || after.Properties["delta.feature.catalogManaged"] != "" {
 				t.Errorf("the record was written: etag %s -> %s, properties %v", before.Etag, after.Etag, after.Properties)
 			}
@@ -88,20 +88,20 @@ func TestExternalRecordAheadOfCatalogManagedLogIsFlagged(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), src)
 	copyLog(t, src, dir, -1)
 	e.registerPlainExternal(t, dir, src)
-	md := e.record(src).Table.Metadata
+	md := e.record(src)
 	if _, err := e.client.UpdateTable(context.Background(), e.name(src), catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: md.TableUUID}, catalog.AssertEtag{Etag: md.Etag}},
+		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: md.ID}, catalog.AssertEtag{Etag: md.Etag}},
 		Updates:      []catalog.Update{catalog.UpdateMetadataSnapshotVersion{LastCommitVersion: 3, LastCommitTimestampMs: 1900000000000}},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	before := e.record(src).Table.Metadata
+	before := e.record(src)
 	res := e.reconciler(only(e, src)).Sync(context.Background()).Results
 	if len(res) != 1 || res[0].Outcome != sync.OutcomeFlagged || res[0].ErrorReason != sync.ReasonUnsupported ||
 		!strings.Contains(res[0].Reason, "catalog-managed (catalogManaged)") {
 		t.Fatalf("results %+v: want flagged as catalog-managed", res)
 	}
-	if after := e.record(src).Table.Metadata; after.Etag != before.Etag {
+	if after := e.record(src); after.Etag != before.Etag {
 		t.Errorf("the record was written: etag %s -> %s", before.Etag, after.Etag)
 	}
 }

@@ -10,8 +10,8 @@ import (
 // TestDecide: each kind of plan gets its verdict, status and reason; a
 // catalog without the Delta API flags before the MANAGED and warn rules.
 func TestDecide(t *testing.T) {
-	external := &plan.Record{Table: catalog.LoadTableResponse{Metadata: catalog.TableMetadata{TableType: catalog.TableTypeExternal}}}
-	managed := &plan.Record{Table: catalog.LoadTableResponse{Metadata: catalog.TableMetadata{TableType: catalog.TableTypeManaged}}}
+	external := &plan.Record{Type: catalog.TableTypeExternal}
+	managed := &plan.Record{Type: catalog.TableTypeManaged}
 	v := int64(3)
 	lag := plan.Plan{Version: &plan.VersionChange{Log: 4, Catalog: &v}}
 	props := plan.Plan{Properties: &plan.PropertiesChange{Remove: []string{"stray"}}}

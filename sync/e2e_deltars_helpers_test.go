@@ -95,7 +95,7 @@ func outcomes(e *env, rep *sync.Report) map[string]sync.Outcome {
 func (e *env) etags(tables []string) map[string]string {
 	out := map[string]string{}
 	for _, table := range tables {
-		out[table] = e.record(table).Table.Metadata.Etag
+		out[table] = e.record(table).Etag
 	}
 	return out
 }
@@ -143,7 +143,7 @@ func (e *env) matchesLog(table, dir string, gone ...string) {
 	if p := plan.Diff(sync.LogStateOf(snap, loc), rec, plan.DiffOptions{}); !p.Empty() {
 		t.Errorf("%s differs from its log at v%d: %v %+v", table, snap.Version, p.Kinds(), p)
 	}
-	if v := rec.Table.Metadata.LastCommitVersion; rec.Table.Metadata.TableType == catalog.TableTypeExternal && (v == nil || *v != snap.Version) {
+	if v := rec.LastCommitVersion; rec.Type == catalog.TableTypeExternal && (v == nil || *v != snap.Version) {
 		t.Errorf("%s: catalog watermark %d, log version %d", table, deref(v), snap.Version)
 	}
 	// Classic API: comment, columns from type_json, properties.
@@ -176,13 +176,13 @@ func (e *env) matchesLog(table, dir string, gone ...string) {
 		t.Errorf("%s: classic columns differ from the log schema (-log +catalog):\n%s", table, diff)
 	}
 	for k, v := range snap.Metadata.Configuration {
-		if ti.Properties[k] != v || rec.Table.Metadata.Properties[k] != v {
-			t.Errorf("%s: property %s: log %q, classic %q, Delta %q", table, k, v, ti.Properties[k], rec.Table.Metadata.Properties[k])
+		if ti.Properties[k] != v || rec.Properties[k] != v {
+			t.Errorf("%s: property %s: log %q, classic %q, Delta %q", table, k, v, ti.Properties[k], rec.Properties[k])
 		}
 	}
 	for _, k := range gone {
 		_, classic := ti.Properties[k]
-		_, delta := rec.Table.Metadata.Properties[k]
+		_, delta := rec.Properties[k]
 		if classic || delta {
 			t.Errorf("%s: property %s is still in the catalog (classic %v, Delta %v)", table, k, classic, delta)
 		}

@@ -158,7 +158,7 @@ func (e *env) record(table string) plan.Record {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return plan.Record{Name: e.name(table), Table: *lt, Comment: ti.Comment, StorageLocation: ti.StorageLocation}
+	return sync.RecordOf(e.name(table), lt, ti.Comment, ti.StorageLocation)
 }
 
 // updates counts updateTable requests (POST to a Delta table path).

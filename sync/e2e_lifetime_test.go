@@ -57,7 +57,7 @@ func writeAgain(t *testing.T, py, dir string, steps ...string) {
 
 // hasColumn reports whether the catalog's columns include name.
 func hasColumn(rec plan.Record, name string) bool {
-	return slices.ContainsFunc(rec.Table.Metadata.Columns.Fields, func(f catalog.StructField) bool { return f.Name == name })
+	return slices.ContainsFunc(rec.Columns.Fields, func(f catalog.StructField) bool { return f.Name == name })
 }
 
 // inSyncFor runs n more cycles that must all find the table unchanged.
@@ -101,7 +101,7 @@ func TestLogWrittenAgainIsSyncedNextCycle(t *testing.T) {
 			}
 			rec := e.record(tc.table)
 			if !hasColumn(rec, "score") {
-				t.Errorf("record lacks the new log's column score: %+v", rec.Table.Metadata.Columns)
+				t.Errorf("record lacks the new log's column score: %+v", rec.Columns)
 			}
 			e.matchesLog(tc.table, dir)
 			inSyncFor(t, d, 2, "after the rewrite")
@@ -129,23 +129,23 @@ func TestReregisteredTableGetsNewLogsColumns(t *testing.T) {
 	}
 	d := e.daemon(table)
 	inSyncFor(t, d, 2, "before the drop")
-	oldID := e.record(table).Table.Metadata.TableUUID
+	oldID := e.record(table).ID
 
 	if err := e.client.DeleteTable(ctx, e.name(table).String()); err != nil {
 		t.Fatal(err)
 	}
 	writeAgain(t, py, dir, "create_scored")
 	e.createClassicNoColumns(table, "file://"+dir)
-	if rec := e.record(table); rec.Table.Metadata.TableUUID == oldID || len(rec.Table.Metadata.Columns.Fields) != 0 {
+	if rec := e.record(table); rec.ID == oldID || len(rec.Columns.Fields) != 0 {
 		t.Fatalf("re-registered record: uuid %s (old %s), %d columns; want a new table with none",
-			rec.Table.Metadata.TableUUID, oldID, len(rec.Table.Metadata.Columns.Fields))
+			rec.ID, oldID, len(rec.Columns.Fields))
 	}
 	res := cycle(t, d, "after the re-registration")
 	if res.Outcome != sync.OutcomeSynced {
 		t.Fatalf("after the re-registration: %s/%s (%s), want synced", res.Outcome, res.Status, res.Reason)
 	}
 	if rec := e.record(table); !hasColumn(rec, "score") {
-		t.Errorf("the new record got the old table's columns: %+v", rec.Table.Metadata.Columns)
+		t.Errorf("the new record got the old table's columns: %+v", rec.Columns)
 	}
 	e.matchesLog(table, dir)
 	inSyncFor(t, d, 2, "after the re-registration")
@@ -237,8 +237,8 @@ func TestRecreatedShorterLogIsSynced(t *testing.T) {
 		t.Fatalf("daemon after the rewrite: want synced, saying the log was recreated (another metaData.id):\n%s", text)
 	}
 	rec := e.record(table)
-	if v := rec.Table.Metadata.LastCommitVersion; v == nil || *v != 0 || !hasColumn(rec, "score") {
-		t.Errorf("record after the rewrite: watermark %d, columns %+v; want 0 and the new log's", deref(v), rec.Table.Metadata.Columns)
+	if v := rec.LastCommitVersion; v == nil || *v != 0 || !hasColumn(rec, "score") {
+		t.Errorf("record after the rewrite: watermark %d, columns %+v; want 0 and the new log's", deref(v), rec.Columns)
 	}
 	e.matchesLog(table, dir)
 	inSyncFor(t, d, 2, "after the rewrite")
@@ -266,7 +266,7 @@ func TestLogBehindCatalogStaysFlagged(t *testing.T) {
 	}
 	d := e.daemon(table)
 	inSyncFor(t, d, 2, "before the restore")
-	etag := e.record(table).Table.Metadata.Etag
+	etag := e.record(table).Etag
 
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
@@ -288,7 +288,7 @@ func TestLogBehindCatalogStaysFlagged(t *testing.T) {
 			t.Fatalf("%s: %s/%s %s (%s), want failed/conflict saying the log is behind (%s)", r.what, res.Outcome, res.Status, res.ErrorReason, res.Reason, r.says)
 		}
 	}
-	if got := e.record(table).Table.Metadata.Etag; got != etag {
+	if got := e.record(table).Etag; got != etag {
 		t.Errorf("the record was written (etag %s -> %s)", etag, got)
 	}
 }

@@ -58,8 +58,8 @@ func TestNewCommitWithColumnCommentAndUnsetProperty(t *testing.T) {
 	if rec.Comment != "orders, v5" {
 		t.Errorf("comment %q", rec.Comment)
 	}
-	if _, ok := rec.Table.Metadata.Properties["delta.dataSkippingNumIndexedCols"]; ok {
-		t.Errorf("unset property still in the catalog: %v", rec.Table.Metadata.Properties)
+	if _, ok := rec.Properties["delta.dataSkippingNumIndexedCols"]; ok {
+		t.Errorf("unset property still in the catalog: %v", rec.Properties)
 	}
 	if p := plan.Diff(sync.LogStateOf(snapshot(t, dir), "file://"+dir), rec, plan.DiffOptions{}); !p.Empty() {
 		t.Errorf("still differs: %v", p.Kinds())

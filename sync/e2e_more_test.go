@@ -122,7 +122,7 @@ func TestWatermarkOnlySendsSnapshotVersion(t *testing.T) {
 	if got := actionsOf(t, bodies[0]); !cmp.Equal(got, []string{"update-metadata-snapshot-version"}) {
 		t.Errorf("actions %v, want only update-metadata-snapshot-version", got)
 	}
-	if v := e.record("t").Table.Metadata.LastCommitVersion; v == nil || *v != 1 {
+	if v := e.record("t").LastCommitVersion; v == nil || *v != 1 {
 		t.Errorf("watermark %v, want 1", v)
 	}
 }

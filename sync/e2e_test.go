@@ -164,8 +164,8 @@ func TestOnceSyncsDriftAndFlagsTheRest(t *testing.T) {
 		t.Errorf("evolve columns %v, want col2 added", names)
 	}
 	mut := e.record("mutated")
-	if mut.Comment != "" || mut.Table.Metadata.Properties["stray"] != "" || mut.Table.Metadata.Properties["delta.minWriterVersion"] != "2" {
-		t.Errorf("mutated not restored: comment %q props %v", mut.Comment, mut.Table.Metadata.Properties)
+	if mut.Comment != "" || mut.Properties["stray"] != "" || mut.Properties["delta.minWriterVersion"] != "2" {
+		t.Errorf("mutated not restored: comment %q props %v", mut.Comment, mut.Properties)
 	}
 	// Watch-only tables untouched.
 	for _, before := range []uctest.Table{managedBefore, warnBefore} {
@@ -229,7 +229,7 @@ func TestOnceAgainstServer(t *testing.T) {
 	etags := map[string]string{}
 	for table, dir := range dirs {
 		rec := e.record(table)
-		etags[table] = rec.Table.Metadata.Etag
+		etags[table] = rec.Etag
 		if p := plan.Diff(sync.LogStateOf(snapshot(t, dir), "file://"+dir), rec, plan.DiffOptions{}); !p.Empty() {
 			t.Errorf("%s still differs: %v", table, p.Kinds())
 		}
@@ -239,7 +239,7 @@ func TestOnceAgainstServer(t *testing.T) {
 		t.Fatalf("second cycle: %s\n%s", rep.Summary(), reportText(rep))
 	}
 	for table := range dirs {
-		if got := e.record(table).Table.Metadata.Etag; got != etags[table] {
+		if got := e.record(table).Etag; got != etags[table] {
 			t.Errorf("%s: second cycle rolled the etag %s -> %s (an update was sent)", table, etags[table], got)
 		}
 	}

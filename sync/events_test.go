@@ -228,7 +228,7 @@ func (rg *eventRig) publish(body []byte) {
 
 // watermark is the version the catalog records for the table.
 func (rg *eventRig) watermark(name string) int64 {
-	v := rg.record(name).Table.Metadata.LastCommitVersion
+	v := rg.record(name).LastCommitVersion
 	if v == nil {
 		return -1
 	}

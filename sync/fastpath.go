@@ -118,8 +118,8 @@ func (r *Reconciler) remember(st *tableState, t Target, res *Result, before, aft
 	// before the update showed the listed value), the value after the
 	// update is what the next listing will show.
 	updatedAt := t.Listed.UpdatedAt
-	if res.Outcome == OutcomeSynced && before.Table.Metadata.UpdatedTime == t.Listed.UpdatedAt {
-		updatedAt = after.Table.Metadata.UpdatedTime
+	if res.Outcome == OutcomeSynced && before.UpdatedTime == t.Listed.UpdatedAt {
+		updatedAt = after.UpdatedTime
 	}
 	resync := r.opts.ResyncInterval
 	if first {

@@ -111,15 +111,15 @@ func TestUnchangedTablesCostNoCatalogRead(t *testing.T) {
 	}
 
 	// Someone edits a property of b in the catalog only.
-	before := e.record("b").Table.Metadata
+	before := e.record("b")
 	_, err := e.client.UpdateTable(ctx, e.name("b"), catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: before.TableUUID}, catalog.AssertEtag{Etag: before.Etag}},
+		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: before.ID}, catalog.AssertEtag{Etag: before.Etag}},
 		Updates:      []catalog.Update{catalog.SetProperties{Updates: map[string]string{"owner.note": "hand edit"}}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after := e.record("b").Table.Metadata; after.Etag == before.Etag || after.UpdatedTime == before.UpdatedTime {
+	if after := e.record("b"); after.Etag == before.Etag || after.UpdatedTime == before.UpdatedTime {
 		t.Fatalf("the hand edit did not roll the etag (%s -> %s) or updated-time (%d -> %d)",
 			before.Etag, after.Etag, before.UpdatedTime, after.UpdatedTime)
 	}
@@ -133,7 +133,7 @@ func TestUnchangedTablesCostNoCatalogRead(t *testing.T) {
 	if ops["loadTable"] != 2 || ops["updateTable"] != 1 {
 		t.Errorf("per-table requests %v; want b only: loadTable, updateTable, reload", ops)
 	}
-	if p := e.record("b").Table.Metadata.Properties; p["owner.note"] != "" {
+	if p := e.record("b").Properties; p["owner.note"] != "" {
 		t.Errorf("the hand-edited property is still there: %v", p)
 	}
 	// b is remembered with the state its own update left: quiet again.
@@ -249,17 +249,17 @@ func TestCatalogOnlySchemaEditIsRepaired(t *testing.T) {
 		}
 	}
 	counter.take()
-	before := e.record("b").Table.Metadata
+	before := e.record("b")
 	logCols := before.Columns
 	edited := catalog.StructType{Fields: slices.Clone(logCols.Fields[:len(logCols.Fields)-1])}
 	_, err := e.client.UpdateTable(ctx, e.name("b"), catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: before.TableUUID}, catalog.AssertEtag{Etag: before.Etag}},
+		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: before.ID}, catalog.AssertEtag{Etag: before.Etag}},
 		Updates:      []catalog.Update{catalog.SetColumns{Columns: edited}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := e.record("b").Table.Metadata.Columns; len(got.Fields) != len(logCols.Fields)-1 {
+	if got := e.record("b").Columns; len(got.Fields) != len(logCols.Fields)-1 {
 		t.Fatalf("the hand edit did not drop a column: %d columns", len(got.Fields))
 	}
 	rep := rec.Sync(ctx)
@@ -272,7 +272,7 @@ func TestCatalogOnlySchemaEditIsRepaired(t *testing.T) {
 			t.Errorf("b was synced without a schema change in its plan: %+v", r.Plan)
 		}
 	}
-	if after := e.record("b").Table.Metadata.Columns; !cmp.Equal(after, logCols, cmpopts.EquateEmpty()) {
+	if after := e.record("b").Columns; !cmp.Equal(after, logCols, cmpopts.EquateEmpty()) {
 		t.Errorf("b's columns after the sync (-log +catalog):\n%s", cmp.Diff(logCols, after, cmpopts.EquateEmpty()))
 	}
 	if ops := perTable(counter.take()); ops["updateTable"] != 1 {
@@ -290,10 +290,10 @@ func TestDriftedSchemaKeptBetweenCycles(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	e.register("basic_partitioned", "w", -1)
-	before := e.record("w").Table.Metadata
+	before := e.record("w")
 	edited := catalog.StructType{Fields: slices.Clone(before.Columns.Fields[:len(before.Columns.Fields)-1])}
 	if _, err := e.client.UpdateTable(ctx, e.name("w"), catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: before.TableUUID}, catalog.AssertEtag{Etag: before.Etag}},
+		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: before.ID}, catalog.AssertEtag{Etag: before.Etag}},
 		Updates:      []catalog.Update{catalog.SetColumns{Columns: edited}},
 	}); err != nil {
 		t.Fatal(err)

@@ -601,13 +601,13 @@ func (c *checker) record(ctx context.Context, name catalog.TableName) (plan.Reco
 	if err != nil {
 		return plan.Record{}, err
 	}
-	return plan.Record{Name: name, Table: *lt, Comment: ti.Comment, StorageLocation: ti.StorageLocation}, nil
+	return sync.RecordOf(name, lt, ti.Comment, ti.StorageLocation), nil
 }
 
 // observe checks one record: its watermark never goes back, and it equals
 // the full state of the log version it names.
 func (c *checker) observe(table string, rec plan.Record) {
-	w := rec.Table.Metadata.LastCommitVersion
+	w := rec.LastCommitVersion
 	if w == nil {
 		c.violate("%s: record has no watermark", table)
 		return
@@ -631,7 +631,7 @@ func (c *checker) observe(table string, rec plan.Record) {
 		// sync between them shows a newer comment with an older record.
 		// Re-read once before calling it a mix of versions.
 		again, err := c.record(context.Background(), c.names[table])
-		if err == nil && again.Table.Metadata.Etag == rec.Table.Metadata.Etag {
+		if err == nil && again.Etag == rec.Etag {
 			c.violate("%s: record at watermark %d is not that version's state: differs in %v", table, *w, p.Kinds())
 		}
 	}
@@ -710,7 +710,7 @@ func (c *checker) beforeUpdate(r *http.Request, body []byte) {
 		if etag == "" {
 			c.violate("%s: update sent without assert-etag", table)
 		}
-		if etag == rec.Table.Metadata.Etag && plan.Diff(latest, rec, plan.DiffOptions{}).Empty() {
+		if etag == rec.Etag && plan.Diff(latest, rec, plan.DiffOptions{}).Empty() {
 			c.violate("%s: update sent for a table already in sync at v%d", table, latest.Version)
 		}
 	})

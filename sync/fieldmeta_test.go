@@ -40,7 +40,7 @@ func TestIdentityHighWaterMarkIsNotSchemaDrift(t *testing.T) {
 	}
 	// The catalog keeps the high-water mark it was registered with.
 	rec := e.record("ident")
-	if hwm := catalogNumber(rec.Table.Metadata.Columns.Fields[0].Metadata["delta.identity.highWaterMark"]); hwm != "10" {
+	if hwm := catalogNumber(rec.Columns.Fields[0].Metadata["delta.identity.highWaterMark"]); hwm != "10" {
 		t.Errorf("catalog high-water mark %s, want 10 (never rewritten for it)", hwm)
 	}
 }
@@ -76,7 +76,7 @@ func TestIgnoreFieldMetadata(t *testing.T) {
 			if res := rep.Results[0]; res.Outcome != sync.OutcomeSynced || !slices.Equal(res.Actions, c.want) {
 				t.Fatalf("%s, actions %v, want %v\n%s", res.Outcome, res.Actions, c.want, reportText(rep))
 			}
-			md := e.record("t").Table.Metadata.Columns.Fields[0].Metadata
+			md := e.record("t").Columns.Fields[0].Metadata
 			if got := catalogNumber(md["delta.identity.highWaterMark"]); got != c.hwm {
 				t.Errorf("catalog high-water mark %s, want %s", got, c.hwm)
 			}

@@ -23,7 +23,7 @@ import (
 // "" when there is none. It is not the log read last: once a log behind
 // the watermark has been read, that one would be its own evidence.
 func previousID(st *tableState, rec *plan.Record) string {
-	if st.loc != rec.Table.Metadata.Location {
+	if st.loc != rec.Location {
 		return ""
 	}
 	return st.describedID
@@ -34,15 +34,14 @@ func previousID(st *tableState, rec *plan.Record) string {
 // returns the evidence that the log was recreated (it is synced, and the
 // plan says why), or the error that flags a log merely behind.
 func behindLog(rec *plan.Record, log *plan.LogState, prevID string) (recreated string, err error) {
-	md := rec.Table.Metadata
 	var evidence []string
 	if prevID != "" && log.TableID != prevID {
 		evidence = append(evidence, fmt.Sprintf("metaData.id %s, where the log read here before had %s", log.TableID, prevID))
 	}
-	ts := md.LastCommitTimestampMs
+	ts := rec.LastCommitTimestampMs
 	if ts != nil && log.CommitTimestamp > *ts {
 		evidence = append(evidence, fmt.Sprintf("its newest commit (version %d, %s) is newer than the one the catalog's watermark names (version %d, %s)",
-			log.Version, msTime(log.CommitTimestamp), *md.LastCommitVersion, msTime(*ts)))
+			log.Version, msTime(log.CommitTimestamp), *rec.LastCommitVersion, msTime(*ts)))
 	}
 	if len(evidence) > 0 {
 		return "log was recreated: " + strings.Join(evidence, "; "), nil
@@ -53,13 +52,13 @@ func behindLog(rec *plan.Record, log *plan.LogState, prevID string) (recreated s
 	}
 	if ts != nil {
 		why = append(why, fmt.Sprintf("its newest commit (version %d, %s) is not newer than the one the watermark names (version %d, %s)",
-			log.Version, msTime(log.CommitTimestamp), *md.LastCommitVersion, msTime(*ts)))
+			log.Version, msTime(log.CommitTimestamp), *rec.LastCommitVersion, msTime(*ts)))
 	} else {
-		why = append(why, fmt.Sprintf("the catalog records no commit time for version %d to compare with", *md.LastCommitVersion))
+		why = append(why, fmt.Sprintf("the catalog records no commit time for version %d to compare with", *rec.LastCommitVersion))
 	}
 	return "", failed(ReasonConflict, fmt.Errorf(
 		"catalog records log version %d but the log's latest is %d; not pushing an older snapshot: the log is behind, not another table (%s): a lagging replica or a restored backup?",
-		*md.LastCommitVersion, log.Version, strings.Join(why, "; ")))
+		*rec.LastCommitVersion, log.Version, strings.Join(why, "; ")))
 }
 
 // msTime renders ms since the epoch as an RFC 3339 UTC time with ms.

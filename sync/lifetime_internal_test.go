@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
@@ -16,7 +15,7 @@ import (
 func TestBehindLog(t *testing.T) {
 	v3, t3 := int64(3), int64(1_700_000_003_000)
 	rec := func(ts *int64) *plan.Record {
-		return &plan.Record{Table: catalog.LoadTableResponse{Metadata: catalog.TableMetadata{LastCommitVersion: &v3, LastCommitTimestampMs: ts}}}
+		return &plan.Record{LastCommitVersion: &v3, LastCommitTimestampMs: ts}
 	}
 	for _, tc := range []struct {
 		name      string

@@ -49,7 +49,7 @@ func isLogContentError(err error) bool {
 // previous cycle's snapshot incrementally unless fresh is set. MANAGED
 // tables are read at the catalog's latest ratified version.
 func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec plan.Record, fresh bool) (plan.LogState, error) {
-	loc := rec.Table.Metadata.Location
+	loc := rec.Location
 	_, openURL, err := r.opts.Storage.Resolve(loc)
 	if err != nil {
 		return plan.LogState{}, err // refused before any storage request
@@ -90,10 +90,10 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec plan.Recor
 	}
 	var lo deltalog.LoadOptions
 	if rec.Managed() {
-		for _, c := range rec.Table.Commits {
+		for _, c := range rec.Commits {
 			lo.RatifiedCommits = append(lo.RatifiedCommits, deltalog.RatifiedCommit{Version: c.Version, FileName: c.FileName})
 		}
-		lo.MaxRatifiedVersion = rec.Table.LatestTableVersion
+		lo.MaxRatifiedVersion = rec.LatestTableVersion
 	}
 	var snap *deltalog.Snapshot
 	if st.snap != nil && !fresh {
@@ -136,7 +136,7 @@ func (r *Reconciler) mayReuse(st *tableState, rec plan.Record, openURL string, f
 		return false
 	}
 	if rec.Managed() {
-		v := rec.Table.LatestTableVersion
+		v := rec.LatestTableVersion
 		return v != nil && *v == st.snap.Version
 	}
 	return true
@@ -151,7 +151,7 @@ func (r *Reconciler) credentials(ctx context.Context, rec plan.Record) (vended, 
 	if r.readOnly(rec.Name.Catalog) {
 		c, err = r.classicCredentials(ctx, rec)
 	} else {
-		c, err = r.opts.Catalog.ReadCredentials(ctx, rec.Name, rec.Table.Metadata.Location)
+		c, err = r.opts.Catalog.ReadCredentials(ctx, rec.Name, rec.Location)
 	}
 	if err != nil {
 		return vended{}, fmt.Errorf("vending READ credentials: %w", err)

@@ -115,14 +115,14 @@ func classicRecord(name catalog.TableName, ti *catalog.TableInfo) (plan.Record, 
 		}
 		md.LastCommitVersion = &n
 	}
-	return plan.Record{Name: name, Table: catalog.LoadTableResponse{Metadata: md}, Comment: ti.Comment, StorageLocation: ti.StorageLocation}, nil
+	return RecordOf(name, &catalog.LoadTableResponse{Metadata: md}, ti.Comment, ti.StorageLocation), nil
 }
 
 // classicCredentials vends READ credentials for a table of a catalog
 // without the Delta API, by table id.
 func (r *Reconciler) classicCredentials(ctx context.Context, rec plan.Record) (catalog.Credentials, error) {
-	if rec.Table.Metadata.TableUUID == "" {
+	if rec.ID == "" {
 		return catalog.Credentials{}, fmt.Errorf("table %s: the classic getTable answer has no table_id to vend credentials for", rec.Name)
 	}
-	return r.opts.Catalog.TemporaryTableCredentials(ctx, rec.Table.Metadata.TableUUID, catalog.OperationRead)
+	return r.opts.Catalog.TemporaryTableCredentials(ctx, rec.ID, catalog.OperationRead)
 }

@@ -180,11 +180,10 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 		}
 		return plan.Record{}, plan.LogState{}, failed(ReasonCatalog, err)
 	}
-	md := rec.Table.Metadata
-	res.Type = md.TableType
-	res.CatalogVersion = md.LastCommitVersion
-	if rec.Managed() && rec.Table.LatestTableVersion != nil {
-		res.CatalogVersion = rec.Table.LatestTableVersion
+	res.Type = rec.Type
+	res.CatalogVersion = rec.LastCommitVersion
+	if rec.Managed() && rec.LatestTableVersion != nil {
+		res.CatalogVersion = rec.LatestTableVersion
 	}
 	_, _ = rec.ColumnsAsLog() // rendered once here for readLog, the check below and Diff
 	prevID := previousID(st, &rec)
@@ -197,12 +196,12 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 	}
 	// A catalog-managed log under a plain record is flagged as such
 	// (flagCatalogManagedLog), however far its published log lags.
-	if err == nil && !rec.Managed() && log.CatalogManagedFeature() == "" && md.LastCommitVersion != nil && *md.LastCommitVersion > log.Version {
+	if err == nil && !rec.Managed() && log.CatalogManagedFeature() == "" && rec.LastCommitVersion != nil && *rec.LastCommitVersion > log.Version {
 		// Someone recorded a newer version than we see: re-read the
 		// log from scratch rather than push an older snapshot, and
 		// sync it only if it is another table (lifetime.go).
 		log, err = r.readLog(ctx, st, rec, true)
-		if err == nil && *md.LastCommitVersion > log.Version {
+		if err == nil && *rec.LastCommitVersion > log.Version {
 			if log.Recreated, err = behindLog(&rec, &log, prevID); err != nil {
 				res.LogVersion = versionOf(log)
 				return plan.Record{}, plan.LogState{}, err
@@ -214,7 +213,7 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 			return plan.Record{}, plan.LogState{}, p
 		}
 		if errors.Is(err, deltalog.ErrNotATable) {
-			return plan.Record{}, plan.LogState{}, orphaned(md.Location, err)
+			return plan.Record{}, plan.LogState{}, orphaned(rec.Location, err)
 		}
 		if isLogContentError(err) {
 			return plan.Record{}, plan.LogState{}, flagged(ReasonLog, fmt.Errorf("log cannot be read: %w", err))
@@ -222,7 +221,7 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 		return plan.Record{}, plan.LogState{}, failed(ReasonStorage, err)
 	}
 	res.LogVersion = versionOf(log)
-	if md.LastCommitVersion == nil || *md.LastCommitVersion <= log.Version {
+	if rec.LastCommitVersion == nil || *rec.LastCommitVersion <= log.Version {
 		st.describedID = log.TableID
 	}
 	return rec, log, nil
@@ -269,13 +268,12 @@ var errRetry = errors.New("etag conflict: reload and replan")
 // behind. It returns the confirming record, errRetry after an etag
 // conflict while attempts remain, or a classified error.
 func (r *Reconciler) apply(ctx context.Context, t Target, rec *plan.Record, log plan.LogState, attempt int, res *Result) (*plan.Record, error) {
-	md := rec.Table.Metadata
 	l := r.logger(ctx).With(zap.String("table", res.Table))
 	req := catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: md.TableUUID}, catalog.AssertEtag{Etag: md.Etag}},
+		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: rec.ID}, catalog.AssertEtag{Etag: rec.Etag}},
 		Updates:      res.Updates,
 	}
-	l.Info("sending update", zap.String("etag", md.Etag), zap.Int64("version", log.Version), zap.Strings("actions", res.Actions))
+	l.Info("sending update", zap.String("etag", rec.Etag), zap.Int64("version", log.Version), zap.Strings("actions", res.Actions))
 	if _, err := r.opts.Catalog.UpdateTable(ctx, t.Name, req); err != nil {
 		if !catalog.IsConflict(err) {
 			res.NotApplied = true
@@ -293,7 +291,7 @@ func (r *Reconciler) apply(ctx context.Context, t Target, rec *plan.Record, log 
 	if err != nil {
 		return nil, failed(ReasonCatalog, fmt.Errorf("update sent but reload failed: %w", err))
 	}
-	res.CatalogVersion = after.Table.Metadata.LastCommitVersion
+	res.CatalogVersion = after.LastCommitVersion
 	if left := plan.Diff(log, after, r.opts.Diff); !left.Empty() {
 		res.Plan = &left
 		return nil, failed(ReasonInternal, fmt.Errorf("update sent but the catalog still differs in %v", left.Kinds()))
@@ -321,11 +319,11 @@ func (r *Reconciler) loadRecord(ctx context.Context, name catalog.TableName, lis
 		return plan.Record{}, err
 	}
 	if listed != nil && listed.UpdatedAt != 0 && lt.Metadata.UpdatedTime == listed.UpdatedAt {
-		return plan.Record{Name: name, Table: *lt, Comment: listed.Comment, StorageLocation: listed.StorageLocation}, nil
+		return RecordOf(name, lt, listed.Comment, listed.StorageLocation), nil
 	}
 	ti, err := r.opts.Catalog.GetTable(ctx, name.String())
 	if err != nil {
 		return plan.Record{}, err
 	}
-	return plan.Record{Name: name, Table: *lt, Comment: ti.Comment, StorageLocation: ti.StorageLocation}, nil
+	return RecordOf(name, lt, ti.Comment, ti.StorageLocation), nil
 }

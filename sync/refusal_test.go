@@ -46,7 +46,7 @@ func TestRefusedUpdateIsFlaggedAndBackedOff(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			table := fmt.Sprintf("refused_%d", i)
 			e.refusalTable(t, table, c.v2)
-			before := e.record(table).Table.Metadata.Etag
+			before := e.record(table).Etag
 			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			reg := prometheus.NewRegistry()
 			r := e.reconciler(only(e, table), func(o *sync.Options) {
@@ -72,7 +72,7 @@ func TestRefusedUpdateIsFlaggedAndBackedOff(t *testing.T) {
 			if got := errorsTotal(t, reg, sync.ReasonCatalog); got != 0 {
 				t.Errorf("deltasync_errors_total{reason=catalog} = %v, want 0", got)
 			}
-			if after := e.record(table).Table.Metadata.Etag; after != before {
+			if after := e.record(table).Etag; after != before {
 				t.Errorf("record changed: etag %s -> %s", before, after)
 			}
 			st := r.Status()[0]

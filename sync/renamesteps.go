@@ -119,15 +119,14 @@ func (r *Reconciler) renameInSteps(ctx context.Context, t Target, rec *plan.Reco
 	if !ok {
 		return false, nil
 	}
-	md := rec.Table.Metadata
-	steps := renameSteps(md.Columns, to, md.Properties["delta.columnMapping.mode"])
+	steps := renameSteps(rec.Columns, to, rec.Properties["delta.columnMapping.mode"])
 	if steps == nil {
 		return false, nil
 	}
-	etag := md.Etag
+	etag := rec.Etag
 	for i, cols := range steps {
 		req := catalog.UpdateTableRequest{
-			Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: md.TableUUID}, catalog.AssertEtag{Etag: etag}},
+			Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: rec.ID}, catalog.AssertEtag{Etag: etag}},
 			Updates:      []catalog.Update{catalog.SetColumns{Columns: cols}},
 		}
 		r.logger(ctx).Info("set-columns refused for several renames; renaming one column per request",
@@ -139,7 +138,7 @@ func (r *Reconciler) renameInSteps(ctx context.Context, t Target, rec *plan.Reco
 		etag = lt.Metadata.Etag
 	}
 	req := catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: md.TableUUID}, catalog.AssertEtag{Etag: etag}},
+		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: rec.ID}, catalog.AssertEtag{Etag: etag}},
 		Updates:      res.Updates,
 	}
 	if _, err := r.opts.Catalog.UpdateTable(ctx, t.Name, req); err != nil {

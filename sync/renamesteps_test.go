@@ -55,7 +55,7 @@ func renamedMetaData(t *testing.T, dir string, n int) (map[string]any, []string)
 
 func columnNamesOf(rec plan.Record) []string {
 	var out []string
-	for _, f := range rec.Table.Metadata.Columns.Fields {
+	for _, f := range rec.Columns.Fields {
 		out = append(out, f.Name)
 	}
 	return out
@@ -117,7 +117,7 @@ func TestDropWithoutColumnMappingIsFlagged(t *testing.T) {
 		!strings.Contains(res.Refused.Message, "does not use column mapping") {
 		t.Fatalf("%s %s refused %+v\n%s", res.Outcome, res.ErrorReason, res.Refused, reportText(rep))
 	}
-	if got := e.record("t").Table.Metadata.Properties["owner.team"]; got != "data" {
+	if got := e.record("t").Properties["owner.team"]; got != "data" {
 		t.Errorf("the property did not sync: %q", got)
 	}
 }

@@ -33,9 +33,15 @@ func testLog() plan.LogState {
 	}
 }
 
-// faithful builds the record (as sync/plan's tests do) a spec-faithful server holds after registering
-// log and recording its version.
+// faithful builds the record a spec-faithful server holds after
+// registering log and recording its version.
 func faithful(t *testing.T, log plan.LogState) plan.Record {
+	t.Helper()
+	return RecordOf(catalog.TableName{Catalog: "main", Schema: "sales", Table: "orders"}, faithfulTable(t, log), log.Description, "file:///data/orders")
+}
+
+// faithfulTable is faithful's loadTable answer.
+func faithfulTable(t *testing.T, log plan.LogState) *catalog.LoadTableResponse {
 	t.Helper()
 	cols, err := catalog.ColumnsFromSchemaString(log.SchemaString)
 	if err != nil {
@@ -50,15 +56,10 @@ func faithful(t *testing.T, log plan.LogState) plan.Record {
 	props["delta.lastCommitTimestamp"] = "1700000000000"
 	props["delta.rowTracking.rowIdHighWaterMark"] = "99"
 	v := log.Version
-	return plan.Record{
-		Name: catalog.TableName{Catalog: "main", Schema: "sales", Table: "orders"},
-		Table: catalog.LoadTableResponse{Metadata: catalog.TableMetadata{
-			Etag: "e1", TableType: "EXTERNAL", TableUUID: "u1", Location: "file:///data/orders",
-			Columns: cols, PartitionColumns: log.PartitionColumns, Properties: props, LastCommitVersion: &v,
-		}},
-		Comment:         log.Description,
-		StorageLocation: "file:///data/orders",
-	}
+	return &catalog.LoadTableResponse{Metadata: catalog.TableMetadata{
+		Etag: "e1", TableType: "EXTERNAL", TableUUID: "u1", Location: "file:///data/orders",
+		Columns: cols, PartitionColumns: log.PartitionColumns, Properties: props, LastCommitVersion: &v,
+	}}
 }
 
 // reportFixture is a fixed cycle with one table of each outcome.
@@ -66,7 +67,7 @@ func reportFixture(t *testing.T) *Report {
 	t.Helper()
 	log := testLog()
 	rec := faithful(t, log)
-	rec.Table.Metadata.Properties["stray"] = "x"
+	rec.Properties["stray"] = "x"
 	rec.Comment = "old"
 	p := plan.Diff(log, rec, plan.DiffOptions{})
 	v := func(n int64) *int64 { return &n }

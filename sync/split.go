@@ -60,9 +60,8 @@ func (r *Reconciler) refusedOrSplit(ctx context.Context, t Target, rec *plan.Rec
 	if len(rest) == 0 {
 		return nil, perr
 	}
-	md := rec.Table.Metadata
 	req = catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: md.TableUUID}, catalog.AssertEtag{Etag: md.Etag}},
+		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: rec.ID}, catalog.AssertEtag{Etag: rec.Etag}},
 		Updates:      rest,
 	}
 	names := plan.ActionNames(rest)
@@ -76,7 +75,7 @@ func (r *Reconciler) refusedOrSplit(ctx context.Context, t Target, rec *plan.Rec
 	if err != nil {
 		return nil, failed(ReasonCatalog, fmt.Errorf("update sent without %s but reload failed: %w", action, err))
 	}
-	res.CatalogVersion = after.Table.Metadata.LastCommitVersion
+	res.CatalogVersion = after.LastCommitVersion
 	left := plan.Diff(log, after, r.opts.Diff)
 	res.Plan = &left
 	for _, k := range left.Kinds() {
@@ -103,7 +102,7 @@ func (r *Reconciler) confirmSteps(ctx context.Context, t Target, log plan.LogSta
 	if err != nil {
 		return nil, failed(ReasonCatalog, fmt.Errorf("update sent in rename steps but reload failed: %w", err))
 	}
-	res.CatalogVersion = after.Table.Metadata.LastCommitVersion
+	res.CatalogVersion = after.LastCommitVersion
 	if left := plan.Diff(log, after, r.opts.Diff); !left.Empty() {
 		res.Plan = &left
 		return nil, failed(ReasonInternal, fmt.Errorf("update sent in rename steps but the catalog still differs in %v", left.Kinds()))

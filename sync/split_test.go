@@ -41,8 +41,8 @@ func TestRefusedActionIsSplitOff(t *testing.T) {
 		t.Errorf("reason %q", res.Reason)
 	}
 	rec := e.record("t")
-	if rec.Table.Metadata.Properties["owner.team"] != "data" || rec.Table.Metadata.Properties["delta.feature.clustering"] != "supported" {
-		t.Errorf("protocol and properties did not sync: %v", rec.Table.Metadata.Properties)
+	if rec.Properties["owner.team"] != "data" || rec.Properties["delta.feature.clustering"] != "supported" {
+		t.Errorf("protocol and properties did not sync: %v", rec.Properties)
 	}
 	if got := watermark(t, e, "t"); got != before {
 		t.Errorf("watermark %d -> %d while clustering stays refused", before, got)
@@ -72,8 +72,8 @@ func TestRefusedColumnsAreSplitOff(t *testing.T) {
 		t.Fatalf("%s %s actions %v refused %+v\n%s", res.Outcome, res.ErrorReason, res.Actions, res.Refused, reportText(rep))
 	}
 	rec := e.record("t")
-	if rec.Table.Metadata.Properties["owner.team"] != "data" || len(rec.Table.Metadata.Columns.Fields) != 1 {
-		t.Errorf("properties %v, columns %d", rec.Table.Metadata.Properties, len(rec.Table.Metadata.Columns.Fields))
+	if rec.Properties["owner.team"] != "data" || len(rec.Columns.Fields) != 1 {
+		t.Errorf("properties %v, columns %d", rec.Properties, len(rec.Columns.Fields))
 	}
 	if got := watermark(t, e, "t"); got != before {
 		t.Errorf("watermark %d -> %d while the schema stays refused", before, got)

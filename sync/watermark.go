@@ -76,7 +76,7 @@ func (r *Reconciler) holdWatermark(rec *plan.Record, p *plan.Plan) bool {
 	if w < 0 {
 		return true
 	}
-	ts := rec.Table.Metadata.LastCommitTimestampMs
+	ts := rec.LastCommitTimestampMs
 	if ts == nil || p.Version.Catalog == nil {
 		return false
 	}

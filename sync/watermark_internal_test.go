@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
@@ -14,7 +13,7 @@ import (
 func TestHoldWatermarkHoldsOnlyALag(t *testing.T) {
 	now := time.UnixMilli(1_700_000_100_000)
 	ts := int64(1_700_000_000_000)
-	rec := &plan.Record{Table: catalog.LoadTableResponse{Metadata: catalog.TableMetadata{LastCommitTimestampMs: &ts}}}
+	rec := &plan.Record{LastCommitTimestampMs: &ts}
 	v := func(i int64) *int64 { return &i }
 	for _, w := range []WatermarkUpdates{WatermarkWithChanges, WatermarkUpdates(time.Hour)} {
 		r := &Reconciler{opts: Options{WatermarkUpdates: w, Now: func() time.Time { return now }}}

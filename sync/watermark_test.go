@@ -18,7 +18,7 @@ func dataOnly(v int64) map[string]any {
 
 func watermark(t *testing.T, e *env, table string) int64 {
 	t.Helper()
-	v := e.record(table).Table.Metadata.LastCommitVersion
+	v := e.record(table).LastCommitVersion
 	if v == nil {
 		t.Fatal("no watermark")
 	}

@@ -15,12 +15,12 @@ func TestChangesEnumeratesThePlan(t *testing.T) {
 	if cs := Diff(log, rec, DiffOptions{}).Changes(); cs != nil {
 		t.Fatalf("a plan in sync lists changes: %+v", cs)
 	}
-	md := &rec.Table.Metadata
+	md := &rec
 	md.Columns.Fields = md.Columns.Fields[:2]                                               // the log adds "part"
 	md.Columns.Fields[0], md.Columns.Fields[1] = md.Columns.Fields[1], md.Columns.Fields[0] // and orders them
 	md.Properties["owner.team"] = "hr"
 	md.Properties["stale"] = "x"
-	delete(md.Properties, "delta.feature.appendOnly")
+	md.Protocol.MinWriterVersion = 5
 	rec.Comment = ""
 	v := int64(3)
 	md.LastCommitVersion = &v

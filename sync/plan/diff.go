@@ -61,43 +61,6 @@ func (l *LogState) SchemaIsCatalogs(rec *Record) bool {
 	return s == l.SchemaString
 }
 
-// Record is what Unity Catalog records for a table, the live side of a Diff.
-type Record struct {
-	Name catalog.TableName
-	// Table is the Delta API loadTable answer.
-	Table catalog.LoadTableResponse
-	// Comment is the classic TableInfo.comment (the Delta API has none).
-	Comment string
-	// StorageLocation is the classic TableInfo.storage_location ("" if unknown).
-	StorageLocation string
-	// columnsText caches ColumnsAsLog; a pointer, so that the copies of a
-	// Record made once it is set share it.
-	columnsText *columnsText
-}
-
-type columnsText struct {
-	s   string
-	err error
-}
-
-// ColumnsAsLog returns the catalog's columns written in the log's form
-// (catalog.StructType.SchemaString): what a full reconcile compares with
-// the log's schema up to three times (which snapshot to keep, whether a
-// digest-only snapshot must be read again, the diff), rendered once.
-func (r *Record) ColumnsAsLog() (string, error) {
-	if r.columnsText == nil {
-		s, err := r.Table.Metadata.Columns.SchemaString()
-		r.columnsText = &columnsText{s: s, err: err}
-	}
-	return r.columnsText.s, r.columnsText.err
-}
-
-// Managed reports whether the catalog owns the table (MANAGED or
-// catalog-managed): such tables are watch-only.
-func (r *Record) Managed() bool {
-	return strings.EqualFold(r.Table.Metadata.TableType, catalog.TableTypeManaged) || r.Table.Metadata.CatalogManaged()
-}
-
 // DiffOptions tunes the comparison.
 type DiffOptions struct {
 	// IgnoreProperties are keys (path.Match globs) never compared or synced.
@@ -222,31 +185,29 @@ func (p Plan) Empty() bool {
 // merging, location spelling, absent vs empty comment) are normalised away
 // first, so a faithfully registered table always yields an empty Plan.
 func Diff(log LogState, rec Record, opts DiffOptions) Plan {
-	md := rec.Table.Metadata
 	p := Plan{Table: rec.Name.String()}
 	p.Schema, p.Unsupported, p.Problems = diffSchema(&log, &rec, ignoredFieldMetadata(opts.IgnoreFieldMetadata))
-	if !slices.Equal(nonNil(log.PartitionColumns), nonNil(md.PartitionColumns)) {
-		p.Partitioning = &PartitioningChange{Log: nonNil(log.PartitionColumns), Catalog: nonNil(md.PartitionColumns)}
+	if !slices.Equal(nonNil(log.PartitionColumns), nonNil(rec.PartitionColumns)) {
+		p.Partitioning = &PartitioningChange{Log: nonNil(log.PartitionColumns), Catalog: nonNil(rec.PartitionColumns)}
 	}
-	catClustering, _, err := catalog.ClusteringFromProperties(md.Properties)
-	if err != nil {
-		p.Problems = append(p.Problems, err.Error())
-	} else if !equalClustering(log.Clustering, catClustering) {
-		p.Clustering = &ClusteringChange{Log: log.Clustering, Catalog: catClustering}
+	if rec.ClusteringProblem != "" {
+		p.Problems = append(p.Problems, rec.ClusteringProblem)
+	} else if !equalClustering(log.Clustering, rec.Clustering) {
+		p.Clustering = &ClusteringChange{Log: log.Clustering, Catalog: rec.Clustering}
 	}
-	p.Protocol = diffProtocol(log.Protocol, md.Properties)
-	p.Properties = diffProperties(log.Configuration, md.Properties, opts.IgnoreProperties)
+	p.Protocol = diffProtocol(log.Protocol, rec.Protocol)
+	p.Properties = diffProperties(log.Configuration, rec.Properties, opts.IgnoreProperties)
 	if log.Description != rec.Comment {
 		p.Comment = &ValueChange{Log: log.Description, Catalog: rec.Comment}
 	}
-	if log.Location != "" && location.Normalize(log.Location) != location.Normalize(md.Location) {
-		p.Location = &ValueChange{Log: log.Location, Catalog: md.Location}
-	} else if rec.StorageLocation != "" && location.Normalize(rec.StorageLocation) != location.Normalize(md.Location) {
-		p.Location = &ValueChange{Log: md.Location, Catalog: rec.StorageLocation}
+	if log.Location != "" && location.Normalize(log.Location) != location.Normalize(rec.Location) {
+		p.Location = &ValueChange{Log: log.Location, Catalog: rec.Location}
+	} else if rec.StorageLocation != "" && location.Normalize(rec.StorageLocation) != location.Normalize(rec.Location) {
+		p.Location = &ValueChange{Log: rec.Location, Catalog: rec.StorageLocation}
 	}
 	p.Uniform = diffUniform(&log, &rec)
-	if !rec.Managed() && (md.LastCommitVersion == nil || *md.LastCommitVersion != log.Version) {
-		p.Version = &VersionChange{Log: log.Version, LogTimestampMs: log.CommitTimestamp, Catalog: md.LastCommitVersion, Recreated: log.Recreated}
+	if !rec.Managed() && (rec.LastCommitVersion == nil || *rec.LastCommitVersion != log.Version) {
+		p.Version = &VersionChange{Log: log.Version, LogTimestampMs: log.CommitTimestamp, Catalog: rec.LastCommitVersion, Recreated: log.Recreated}
 	}
 	return p
 }
@@ -264,7 +225,7 @@ func nonNil(s []string) []string {
 // the ignored field-metadata keys (table state, see
 // DefaultIgnoreFieldMetadata).
 func diffSchema(log *LogState, rec *Record, ignored fieldMetadataIgnored) (*SchemaChange, []string, []string) {
-	cat := rec.Table.Metadata.Columns
+	cat := rec.Columns
 	// The usual case, a table in sync: the catalog's columns written in the
 	// log's form are the log's schemaString byte for byte (Spark and
 	// delta-rs write the same compact form; a writer that orders field
@@ -411,17 +372,18 @@ func equalClustering(a, b [][]string) bool {
 }
 
 // diffProtocol compares versions and the SET of features: the server keeps
-// only reader ∪ writer as delta.feature.* keys.
-func diffProtocol(want catalog.Protocol, props map[string]string) *ProtocolChange {
-	cat, err := catalog.ProtocolFromProperties(props)
-	if err != nil {
+// only reader ∪ writer as delta.feature.* keys. cat is nil when the
+// catalog holds no readable protocol.
+func diffProtocol(want catalog.Protocol, cat *catalog.Protocol) *ProtocolChange {
+	if cat == nil {
 		return &ProtocolChange{Log: want}
 	}
 	if cat.MinReaderVersion == want.MinReaderVersion && cat.MinWriterVersion == want.MinWriterVersion &&
-		slices.Equal(featureSet(want), featureSet(cat)) {
+		slices.Equal(featureSet(want), featureSet(*cat)) {
 		return nil
 	}
-	return &ProtocolChange{Log: want, Catalog: &cat}
+	c := *cat
+	return &ProtocolChange{Log: want, Catalog: &c}
 }
 
 func featureSet(p catalog.Protocol) []string {

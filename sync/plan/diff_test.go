@@ -2,6 +2,7 @@ package plan
 
 import (
 	"maps"
+	"slices"
 	"testing"
 
 	"github.com/deltasync/deltasync/catalog"
@@ -42,12 +43,13 @@ func faithful(t *testing.T, log LogState) Record {
 	props["delta.lastCommitTimestamp"] = "1700000000000"
 	props["delta.rowTracking.rowIdHighWaterMark"] = "99"
 	v := log.Version
+	proto := log.Protocol
+	proto.ReaderFeatures, proto.WriterFeatures = slices.Clone(proto.ReaderFeatures), slices.Clone(proto.WriterFeatures)
 	return Record{
 		Name: catalog.TableName{Catalog: "main", Schema: "sales", Table: "orders"},
-		Table: catalog.LoadTableResponse{Metadata: catalog.TableMetadata{
-			Etag: "e1", TableType: "EXTERNAL", TableUUID: "u1", Location: "file:///data/orders",
-			Columns: cols, PartitionColumns: log.PartitionColumns, Properties: props, LastCommitVersion: &v,
-		}},
+		Etag: "e1", Type: "EXTERNAL", ID: "u1", Location: "file:///data/orders",
+		Columns: cols, PartitionColumns: log.PartitionColumns, Properties: props, LastCommitVersion: &v,
+		Protocol: &proto, Clustering: slices.Clone(log.Clustering),
 		Comment:         log.Description,
 		StorageLocation: "file:///data/orders",
 	}
@@ -75,44 +77,43 @@ func TestDiffDrift(t *testing.T) {
 	}{
 		{"comment", func(r *Record) { r.Comment = "" }, DiffOptions{},
 			[]DriftKind{KindComment}, []string{"set-table-comment", "update-metadata-snapshot-version"}},
-		{"column added in log", func(r *Record) { r.Table.Metadata.Columns.Fields = r.Table.Metadata.Columns.Fields[:2] },
+		{"column added in log", func(r *Record) { r.Columns.Fields = r.Columns.Fields[:2] },
 			DiffOptions{}, []DriftKind{KindSchema}, []string{"set-columns", "update-metadata-snapshot-version"}},
-		{"nullability", func(r *Record) { r.Table.Metadata.Columns.Fields[1].Nullable = false },
+		{"nullability", func(r *Record) { r.Columns.Fields[1].Nullable = false },
 			DiffOptions{}, []DriftKind{KindSchema}, []string{"set-columns", "update-metadata-snapshot-version"}},
-		{"field metadata", func(r *Record) { r.Table.Metadata.Columns.Fields[0].Metadata = map[string]any{} },
+		{"field metadata", func(r *Record) { r.Columns.Fields[0].Metadata = map[string]any{} },
 			DiffOptions{}, []DriftKind{KindSchema}, []string{"set-columns", "update-metadata-snapshot-version"}},
-		{"partitioning", func(r *Record) { r.Table.Metadata.PartitionColumns = nil }, DiffOptions{},
+		{"partitioning", func(r *Record) { r.PartitionColumns = nil }, DiffOptions{},
 			[]DriftKind{KindPartitioning}, []string{"set-partition-columns", "update-metadata-snapshot-version"}},
 		{"property changed and extra", func(r *Record) {
-			r.Table.Metadata.Properties["owner.team"] = "hr"
-			r.Table.Metadata.Properties["stale"] = "x"
+			r.Properties["owner.team"] = "hr"
+			r.Properties["stale"] = "x"
 		}, DiffOptions{}, []DriftKind{KindProperties},
 			[]string{"set-properties", "remove-properties", "update-metadata-snapshot-version"}},
-		{"ignored property", func(r *Record) { r.Table.Metadata.Properties["spark.sql.x"] = "1" },
+		{"ignored property", func(r *Record) { r.Properties["spark.sql.x"] = "1" },
 			DiffOptions{IgnoreProperties: []string{"spark.*"}}, nil, nil},
 		{"derived keys never compared", func(r *Record) {
-			r.Table.Metadata.Properties["delta.rowTracking.rowIdHighWaterMark"] = "1000"
-			r.Table.Metadata.Properties["delta.lastCommitTimestamp"] = "1"
+			r.Properties["delta.rowTracking.rowIdHighWaterMark"] = "1000"
+			r.Properties["delta.lastCommitTimestamp"] = "1"
 		}, DiffOptions{}, nil, nil},
-		{"protocol feature missing", func(r *Record) { delete(r.Table.Metadata.Properties, "delta.feature.appendOnly") },
+		{"protocol feature missing", func(r *Record) {
+			r.Protocol.WriterFeatures = slices.DeleteFunc(r.Protocol.WriterFeatures, func(f string) bool { return f == "appendOnly" })
+		}, DiffOptions{}, []DriftKind{KindProtocol}, []string{"set-protocol", "update-metadata-snapshot-version"}},
+		{"protocol version", func(r *Record) { r.Protocol.MinReaderVersion = 2 },
 			DiffOptions{}, []DriftKind{KindProtocol}, []string{"set-protocol", "update-metadata-snapshot-version"}},
-		{"protocol version", func(r *Record) { r.Table.Metadata.Properties["delta.minReaderVersion"] = "2" },
+		{"no readable protocol in catalog", func(r *Record) { r.Protocol = nil },
 			DiffOptions{}, []DriftKind{KindProtocol}, []string{"set-protocol", "update-metadata-snapshot-version"}},
-		{"clustering gone from catalog", func(r *Record) { delete(r.Table.Metadata.Properties, "clusteringColumns") },
+		{"clustering gone from catalog", func(r *Record) { r.Clustering = nil },
 			DiffOptions{}, []DriftKind{KindClustering}, []string{"set-domain-metadata", "update-metadata-snapshot-version"}},
-		{"clustering via spec key", func(r *Record) {
-			delete(r.Table.Metadata.Properties, "clusteringColumns")
-			r.Table.Metadata.Properties["delta.clusteringColumns"] = `[["col-1"]]`
-		}, DiffOptions{}, nil, nil},
-		{"location", func(r *Record) { r.Table.Metadata.Location = "s3://b/orders" }, DiffOptions{},
+		{"location", func(r *Record) { r.Location = "s3://b/orders" }, DiffOptions{},
 			[]DriftKind{KindLocation}, []string{"update-metadata-snapshot-version"}},
-		{"watermark behind", func(r *Record) { r.Table.Metadata.LastCommitVersion = v(3) }, DiffOptions{},
+		{"watermark behind", func(r *Record) { r.LastCommitVersion = v(3) }, DiffOptions{},
 			[]DriftKind{KindVersion}, []string{"update-metadata-snapshot-version"}},
-		{"watermark absent", func(r *Record) { r.Table.Metadata.LastCommitVersion = nil }, DiffOptions{},
+		{"watermark absent", func(r *Record) { r.LastCommitVersion = nil }, DiffOptions{},
 			[]DriftKind{KindVersion}, []string{"update-metadata-snapshot-version"}},
 		{"managed: no watermark compare", func(r *Record) {
-			r.Table.Metadata.TableType = "MANAGED"
-			r.Table.Metadata.LastCommitVersion = v(0)
+			r.Type = "MANAGED"
+			r.LastCommitVersion = v(0)
 		}, DiffOptions{}, nil, nil},
 	}
 	for _, tt := range tests {
@@ -145,11 +146,10 @@ func nilIfEmpty(s []string) []string {
 func TestDiffUpdatesCarryLogValues(t *testing.T) {
 	log := testLog()
 	rec := faithful(t, log)
-	rec.Table.Metadata.Properties["owner.team"] = "hr"
-	rec.Table.Metadata.Properties["stale"] = "x"
-	delete(rec.Table.Metadata.Properties, "clusteringColumns")
+	rec.Properties["owner.team"] = "hr"
+	rec.Properties["stale"] = "x"
 	log.Clustering = nil
-	rec.Table.Metadata.Properties["clusteringColumns"] = `[["a"]]`
+	rec.Clustering = [][]string{{"a"}}
 	got := Diff(log, rec, DiffOptions{}).Updates(log)
 	want := []catalog.Update{
 		catalog.SetProperties{Updates: map[string]string{"owner.team": "sales"}},
@@ -215,5 +215,5 @@ func TestDiffSchemaAsTheCatalogWritesIt(t *testing.T) {
 
 // recordOf is a catalog record with columns cols.
 func recordOf(cols catalog.StructType) *Record {
-	return &Record{Table: catalog.LoadTableResponse{Metadata: catalog.TableMetadata{Columns: cols}}}
+	return &Record{Columns: cols}
 }

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -18,14 +17,6 @@ type UniformDrift struct {
 	MetadataLocation string `json:"metadata_location,omitempty"`
 	// Why says what Iceberg readers see and what the catalog can take.
 	Why string `json:"why"`
-}
-
-// icebergPointer is loadTable's uniform.iceberg, as far as read here.
-type icebergPointer struct {
-	Iceberg *struct {
-		MetadataLocation string `json:"metadata-location"`
-		ConvertedVersion *int64 `json:"converted-delta-version"`
-	} `json:"iceberg"`
 }
 
 // logEnablesIceberg reports delta.universalFormat.enabledFormats holding
@@ -45,14 +36,11 @@ func logEnablesIceberg(conf map[string]string) bool {
 
 // diffUniform compares an EXTERNAL record's Iceberg pointer with the log.
 func diffUniform(log *LogState, rec *Record) *UniformDrift {
-	if strings.EqualFold(rec.Table.Metadata.TableType, catalog.TableTypeManaged) {
+	if strings.EqualFold(rec.Type, catalog.TableTypeManaged) {
 		return nil // a MANAGED table's committer sends the pointer with each commit
 	}
-	var ptr icebergPointer
-	if len(rec.Table.Uniform) > 0 {
-		_ = json.Unmarshal(rec.Table.Uniform, &ptr)
-	}
-	has := ptr.Iceberg != nil && ptr.Iceberg.ConvertedVersion != nil
+	ptr := rec.Iceberg
+	has := ptr != nil && ptr.ConvertedVersion != nil
 	const cannot = "the Delta API takes an EXTERNAL table's Iceberg pointer only at create " +
 		"(updateTable has no action for it; delta-io/delta#4922), so deltasync never writes it: " +
 		"register the table again with its current Iceberg metadata location to refresh it"
@@ -61,9 +49,9 @@ func diffUniform(log *LogState, rec *Record) *UniformDrift {
 		return &UniformDrift{LogVersion: log.Version, Why: "the log enables UniForm Iceberg " +
 			"(delta.universalFormat.enabledFormats) but the catalog holds no Iceberg pointer: Iceberg " +
 			"readers through Unity Catalog cannot read this table; " + cannot}
-	case has && *ptr.Iceberg.ConvertedVersion < log.Version:
-		c := *ptr.Iceberg.ConvertedVersion
-		return &UniformDrift{LogVersion: log.Version, ConvertedVersion: &c, MetadataLocation: ptr.Iceberg.MetadataLocation,
+	case has && *ptr.ConvertedVersion < log.Version:
+		c := *ptr.ConvertedVersion
+		return &UniformDrift{LogVersion: log.Version, ConvertedVersion: &c, MetadataLocation: ptr.MetadataLocation,
 			Why: fmt.Sprintf("the catalog's Iceberg pointer was converted at version %d, the log is at %d: "+
 				"Iceberg readers through Unity Catalog see version %d; %s", c, log.Version, c, cannot)}
 	}

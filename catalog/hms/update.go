@@ -1,0 +1,135 @@
+package hms
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	hm "github.com/beltran/gohive/hive_metastore"
+)
+
+// Change computes the new record from the one just read: (nil, nil) means
+// nothing to write. It is called again on every attempt, with the fresh
+// record, so a conflict is re-planned, not replayed.
+type Change func(stored *Table) (*hm.Table, error)
+
+// UpdateOptions bound Update.
+type UpdateOptions struct {
+	// Attempts is how many read-plan-write rounds a conflict may cost (3).
+	Attempts int
+	// LockWait is how long the HMS 3 path waits for the table lock (10s).
+	LockWait time.Duration
+	// Now is the clock for the guard's new value (time.Now).
+	Now func() time.Time
+}
+
+// UpdateResult says what Update did.
+type UpdateResult struct {
+	Written   bool
+	Attempts  int    // rounds taken (1 without conflicts)
+	Conflicts int    // failed guards re-planned
+	Guard     string // "expected-parameter" (HMS 4) or "lock" (HMS 3)
+	Table     *Table // the record as last read (before the write)
+}
+
+// Update is one guarded read-modify-write of db.table.
+//
+// HMS 4 (the alter's expected-parameter guard): the guard key is
+// transient_lastDdlTime. Every table has it (the server sets it at create),
+// so the first write on a table Spark registered — which has no
+// delta.lastUpdateVersion, and HMS 4 fails an expectation on an absent
+// key — is guarded like every other. The server moves it on every alter
+// whose client does not send it (Hive's own client strips it, so Spark,
+// Delta's catalog-update hook and Hive DDL all move it), and deltasync's
+// write sets it to max(now, read+1) seconds, so a concurrent deltasync's
+// write is always detected too. A failed guard is re-read and re-planned,
+// at most Attempts times, then ErrConflict.
+//
+// HMS 3 (guard ignored): an EXCLUSIVE table lock around read, plan and
+// write, as Trino does; it excludes other lockers only.
+func (c *Client) Update(ctx context.Context, db, table string, change Change, o UpdateOptions) (UpdateResult, error) {
+	if o.Attempts <= 0 {
+		o.Attempts = 3
+	}
+	if o.LockWait <= 0 {
+		o.LockWait = 10 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	guarded, err := c.HasExpectedParameterGuard(ctx)
+	if err != nil {
+		return UpdateResult{}, err
+	}
+	if !guarded {
+		return c.updateLocked(ctx, db, table, change, o)
+	}
+	res := UpdateResult{Guard: "expected-parameter"}
+	for res.Attempts < o.Attempts {
+		res.Attempts++
+		stored, err := c.GetTable(ctx, db, table)
+		if err != nil {
+			return res, err
+		}
+		res.Table = stored
+		next, err := change(stored)
+		if err != nil || next == nil {
+			return res, err
+		}
+		expected, ok := stored.Thrift.Parameters[KeyDDLTime]
+		if !ok {
+			// Not seen on a real server; lock rather than write unguarded.
+			return c.updateLocked(ctx, db, table, change, o)
+		}
+		next.Parameters[KeyDDLTime] = nextDDLTime(expected, o.Now())
+		err = c.AlterTable(ctx, stored, next, Guard{Key: KeyDDLTime, Expected: expected})
+		if err == nil {
+			res.Written = true
+			return res, nil
+		}
+		if !errors.Is(err, ErrConflict) {
+			return res, err
+		}
+		res.Conflicts++
+	}
+	return res, &Error{Op: "update", Table: c.name(db, table), Err: fmt.Errorf("%w: still conflicting after %d attempts", ErrConflict, res.Attempts)}
+}
+
+// nextDDLTime is the guard's new value: now in seconds, but always past
+// the value read, so two writes within a second still differ.
+func nextDDLTime(read string, now time.Time) string {
+	n := now.Unix()
+	if r, err := strconv.ParseInt(read, 10, 64); err == nil && r >= n {
+		n = r + 1
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func (c *Client) updateLocked(ctx context.Context, db, table string, change Change, o UpdateOptions) (res UpdateResult, err error) {
+	res = UpdateResult{Guard: "lock", Attempts: 1}
+	l, err := c.LockTable(ctx, db, table, o.LockWait)
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		if uerr := l.Unlock(context.WithoutCancel(ctx)); uerr != nil && err == nil {
+			err = uerr
+		}
+	}()
+	stored, err := c.GetTable(ctx, db, table)
+	if err != nil {
+		return res, err
+	}
+	res.Table = stored
+	next, err := change(stored)
+	if err != nil || next == nil {
+		return res, err
+	}
+	if err := c.AlterTable(ctx, stored, next, Guard{}); err != nil {
+		return res, err
+	}
+	res.Written = true
+	return res, nil
+}

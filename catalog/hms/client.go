@@ -35,6 +35,10 @@ type Options struct {
 	// BatchSize is how many tables one get_table_objects_by_name_req asks
 	// for (100; HMS caps a batch at metastore.batch.retrieve.max, 300).
 	BatchSize int
+	// Observer, when set, is called after every Thrift call with its name
+	// (get_table_req, alter_table_with_environment_context, lock, ...),
+	// its duration and its error (nil on success): the seam for metrics.
+	Observer func(op string, d time.Duration, err error)
 }
 
 // Client talks to one Hive Metastore over unframed binary Thrift (HMS's
@@ -147,9 +151,13 @@ func (c *Client) put(cn *conn) {
 // earlier of ctx's and now+Timeout; ctx's cancellation interrupts it too),
 // and returns the fields the reply's decoding skipped. A connection whose
 // call failed below the IDL (timeout, reset, garbled reply) is closed.
-func (c *Client) call(ctx context.Context, op, table string, f func(ctx context.Context, ms *hm.ThriftHiveMetastoreClient) error) ([]string, error) {
+func (c *Client) call(ctx context.Context, op, table string, f func(ctx context.Context, ms *hm.ThriftHiveMetastoreClient) error) (skipped []string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
+	if c.opts.Observer != nil {
+		start := time.Now()
+		defer func() { c.opts.Observer(op, time.Since(start), err) }()
+	}
 	cn, err := c.get(ctx)
 	if err != nil {
 		return nil, &Error{Op: op, Table: table, Err: fmt.Errorf("connect %s: %w", c.addr, ctxErr(ctx, err))}
@@ -160,7 +168,7 @@ func (c *Client) call(ctx context.Context, op, table string, f func(ctx context.
 	cn.rec.reset()
 	err = f(ctx, cn.ms)
 	interrupted := !stop()
-	skipped := cn.rec.skipped
+	skipped = cn.rec.skipped
 	if interrupted || !healthy(err) {
 		_ = cn.nc.Close()
 		if err == nil {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"os"
+	stdsync "sync"
 	"testing"
+	"time"
 
 	hm "github.com/beltran/gohive/hive_metastore"
 )
@@ -145,4 +148,48 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestContractBatchCost: reading N tables costs ceil(N/BatchSize) calls,
+// one connection reused, never one get per table.
+func TestContractBatchCost(t *testing.T) {
+	for _, s := range servers {
+		t.Run(s.name, func(t *testing.T) {
+			c := metastore(t, s.env)
+			ctx := context.Background()
+			db := freshDB(t, c)
+			var names []string
+			for i := range 5 {
+				n := "t" + string(rune('0'+i))
+				names = append(names, n)
+				if err := c.CreateExternalTable(ctx, sparkRegistered(db, n, "file:/tmp", "file:///tmp/"+db+"/"+n)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			calls := map[string]int{}
+			var mu stdsync.Mutex
+			counted, err := New(os.Getenv(s.env), Options{BatchSize: 2, Observer: func(op string, _ time.Duration, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				calls[op]++
+				if err != nil {
+					t.Errorf("%s: %v", op, err)
+				}
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer counted.Close()
+			got, err := counted.GetTables(ctx, db, names)
+			if err != nil || len(got) != 5 {
+				t.Fatalf("GetTables = %d tables, %v", len(got), err)
+			}
+			if want := map[string]int{"get_table_objects_by_name_req": 3}; !maps.Equal(calls, want) {
+				t.Errorf("calls = %v, want %v", calls, want)
+			}
+			if n := len(counted.idle); n != 1 {
+				t.Errorf("%d idle connections after 3 sequential calls, want 1 (reused)", n)
+			}
+		})
+	}
 }

@@ -60,7 +60,10 @@
 // and is not recorded. AlterTable refuses a table whose read lost a field
 // (ErrUnknownFields) rather than write it back without it. Records that
 // HMS 4.0.1 and 3.1.3 return for Spark-registered Delta tables lose
-// nothing (the contract suite checks it).
+// nothing (the contract suite checks it): Table fields 26-28 are request
+// fields HMS 4.0.1 does not persist (its JDO mapping of a table has no
+// column for them). Options.Observer sees every call (name, duration,
+// error), the seam for metrics.
 //
 // # The record model
 //

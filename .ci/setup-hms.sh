@@ -230,6 +230,9 @@ start_one() {
 		touch "$tmpl/.complete"
 	fi
 	stop_one "$v"
+	# The last run's log outlives its directory: a server that died is
+	# diagnosable after the next start.
+	[ -f "$run/server.log" ] && mv "$run/server.log" "$ROOT/server-$v.previous.log"
 	rm -rf "$run" && mkdir -p "$run"
 	cp -r "$tmpl/db" "$run/db"
 	local port

@@ -80,3 +80,31 @@ func sparkRegistered(db, name, dbLocation, location string) *hm.Table {
 	t.Sd = sd
 	return t
 }
+
+// hookSchema is the schema Delta's catalog-update hook wrote for table
+// ev_sync in the notes (id long, name string, extra integer).
+const hookSchema = `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"name","type":"string","nullable":true,"metadata":{}},{"name":"extra","type":"integer","nullable":true,"metadata":{}}]}`
+
+// sparkHive4 is the same registration through Spark's Hive 4.0.1 client
+// (spark.sql.hive.metastore.version=4.0.1), which adds bucketing_version=2;
+// managed makes it the managed form (MANAGED_TABLE, no EXTERNAL, the real
+// location in sd.location and path), which HMS 4 turns into an EXTERNAL
+// table; hook adds what Delta's catalog-update hook writes
+// (spark.databricks.delta.catalog.update.enabled=true) after version 3.
+func sparkHive4(db, name, dbLocation, location string, managed, hook bool) *hm.Table {
+	t := sparkRegistered(db, name, dbLocation, location)
+	t.Parameters["bucketing_version"] = "2"
+	if managed {
+		t.TableType = "MANAGED_TABLE"
+		delete(t.Parameters, "EXTERNAL")
+		t.Sd.Location = location
+	}
+	if hook {
+		t.Parameters[KeySchema] = hookSchema
+		t.Parameters[KeyLastUpdateVersion] = "3"
+		t.Parameters[KeyLastCommitTimestamp] = "1796152896367"
+		t.Parameters[KeyMinReaderVersion] = "1"
+		t.Parameters[KeyMinWriterVersion] = "2"
+	}
+	return t
+}

@@ -49,7 +49,11 @@
 // sends transient_lastDdlTime back unchanged (Trino's and raw Thrift
 // clients' alters on HMS 4, every non-locking writer on HMS 3) — and, on
 // HMS 4, a Hive-client edit made in the same wall-clock second as the value
-// deltasync read (the key has one-second resolution).
+// deltasync read (the key has one-second resolution). UpdateOptions.AlsoLock
+// takes the table lock on HMS 4 as well (two more calls per write), which
+// excludes writers that lock but send the key back unchanged (Trino's
+// metadata writes); the contract suite shows such a writer's edit lost
+// without it and kept with it.
 //
 // # Fields the client does not know
 //

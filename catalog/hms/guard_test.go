@@ -310,3 +310,74 @@ func TestContractHMS3IgnoresGuard(t *testing.T) {
 		t.Errorf("stale write did not land: %v", got.Thrift.Parameters)
 	}
 }
+
+// TestContractTrinoStyleWriterHMS4: a writer that sends
+// transient_lastDdlTime back unchanged (as Trino's and raw Thrift clients'
+// alters do) is not detected by the guard — its edit is lost, as the
+// package says — unless it locks and deltasync locks too (AlsoLock).
+func TestContractTrinoStyleWriterHMS4(t *testing.T) {
+	c := metastore(t, "DELTASYNC_HMS4_URL")
+	other := metastore(t, "DELTASYNC_HMS4_URL")
+	ctx := context.Background()
+	db, _ := sparkTable(t, c)
+	trinoWrite := func(key string) {
+		s, err := other.GetTable(ctx, db, "ev")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := cloneTable(s.Thrift)
+		n.Parameters[key] = "1" // transient_lastDdlTime sent back as read
+		if err := other.AlterTable(ctx, s, n, Guard{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan := func(s *Table) (*hm.Table, error) {
+		return Apply(s.Thrift, Desired{Schema: `{"type":"struct","fields":[]}`, Version: 0, CommitTimestamp: 1})
+	}
+
+	// Not detected: the edit lands between deltasync's read and write.
+	first := true
+	if _, err := c.Update(ctx, db, "ev", func(s *Table) (*hm.Table, error) {
+		if first {
+			first = false
+			trinoWrite("trino.unlocked")
+		}
+		return plan(s)
+	}, UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.GetTable(ctx, db, "ev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, kept := got.Thrift.Parameters["trino.unlocked"]; kept {
+		t.Error("an edit that did not move transient_lastDdlTime was detected: the documented limitation no longer holds, update the docs")
+	}
+
+	// Detected with AlsoLock: the locking writer finishes first, and
+	// deltasync plans on its result.
+	l, err := other.LockTable(ctx, db, "ev", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Update(ctx, db, "ev", plan, UpdateOptions{AlsoLock: true, LockWait: 30 * time.Second})
+		done <- err
+	}()
+	time.Sleep(500 * time.Millisecond)
+	trinoWrite("trino.locked")
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got, err = c.GetTable(ctx, db, "ev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Thrift.Parameters["trino.locked"] != "1" {
+		t.Errorf("the locking writer's edit was lost under AlsoLock: %v", got.Thrift.Parameters)
+	}
+}

@@ -23,6 +23,11 @@ type UpdateOptions struct {
 	LockWait time.Duration
 	// Now is the clock for the guard's new value (time.Now).
 	Now func() time.Time
+	// AlsoLock takes the EXCLUSIVE table lock on HMS 4 too, around the
+	// guarded write: two more calls per write, and then writers that lock
+	// but send transient_lastDdlTime back unchanged (Trino's metadata
+	// writes) are excluded as well.
+	AlsoLock bool
 }
 
 // UpdateResult says what Update did.
@@ -49,7 +54,7 @@ type UpdateResult struct {
 //
 // HMS 3 (guard ignored): an EXCLUSIVE table lock around read, plan and
 // write, as Trino does; it excludes other lockers only.
-func (c *Client) Update(ctx context.Context, db, table string, change Change, o UpdateOptions) (UpdateResult, error) {
+func (c *Client) Update(ctx context.Context, db, table string, change Change, o UpdateOptions) (res UpdateResult, err error) {
 	if o.Attempts <= 0 {
 		o.Attempts = 3
 	}
@@ -66,7 +71,19 @@ func (c *Client) Update(ctx context.Context, db, table string, change Change, o 
 	if !guarded {
 		return c.updateLocked(ctx, db, table, change, o)
 	}
-	res := UpdateResult{Guard: "expected-parameter"}
+	res = UpdateResult{Guard: "expected-parameter"}
+	if o.AlsoLock {
+		res.Guard = "expected-parameter+lock"
+		l, err := c.LockTable(ctx, db, table, o.LockWait)
+		if err != nil {
+			return res, err
+		}
+		defer func() {
+			if uerr := l.Unlock(context.WithoutCancel(ctx)); uerr != nil && err == nil {
+				err = uerr
+			}
+		}()
+	}
 	for res.Attempts < o.Attempts {
 		res.Attempts++
 		stored, err := c.GetTable(ctx, db, table)
@@ -80,7 +97,11 @@ func (c *Client) Update(ctx context.Context, db, table string, change Change, o 
 		}
 		expected, ok := stored.Thrift.Parameters[KeyDDLTime]
 		if !ok {
-			// Not seen on a real server; lock rather than write unguarded.
+			// Not seen on a real server: write under the lock rather than
+			// unguarded (taken here unless AlsoLock holds it already).
+			if o.AlsoLock {
+				return c.alterLocked(ctx, stored, change, res)
+			}
 			return c.updateLocked(ctx, db, table, change, o)
 		}
 		next.Parameters[KeyDDLTime] = nextDDLTime(expected, o.Now())
@@ -122,6 +143,11 @@ func (c *Client) updateLocked(ctx context.Context, db, table string, change Chan
 	if err != nil {
 		return res, err
 	}
+	return c.alterLocked(ctx, stored, change, res)
+}
+
+// alterLocked plans and writes stored unguarded: the caller holds the lock.
+func (c *Client) alterLocked(ctx context.Context, stored *Table, change Change, res UpdateResult) (UpdateResult, error) {
 	res.Table = stored
 	next, err := change(stored)
 	if err != nil || next == nil {

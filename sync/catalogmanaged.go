@@ -8,24 +8,18 @@ const whyCatalogManagedLog = "log is catalog-managed (%s) but the catalog's reco
 	"the published log can lag the commits its managing catalog has ratified, so the record is never " +
 	"written from it; register the table through its managing catalog, or exclude it"
 
-// flagCatalogManagedLog flags res when the log is catalog-managed and the
+// catalogManagedLog flags a table whose log is catalog-managed and whose
 // record is a plain EXTERNAL one (not MANAGED, and without the
 // catalogManaged feature, which makes it watch-only: Record.Managed), with
 // or without drift: nothing is written, and the comparison with the
-// published log says nothing about the table's latest state. It reports
-// whether it did.
-func flagCatalogManagedLog(res *Result, rec *plan.Record, log *plan.LogState, pl plan.Plan) bool {
+// published log says nothing about the table's latest state. ok reports
+// whether it does.
+func catalogManagedLog(rec *plan.Record, log *plan.LogState) (ru ruling, ok bool) {
 	f := log.CatalogManagedFeature()
 	if f == "" || rec.Managed() {
-		return false // a record that knows it is catalog-managed is watch-only already
+		return ruling{}, false // a record that knows it is catalog-managed is watch-only already
 	}
-	d := flagDrift(StatusUnknown, ReasonUnsupported, whyCatalogManagedLog, f, textOr(rec.Type, "of no type"))
-	res.Outcome, res.Status, res.Reason, res.ErrorReason = OutcomeFlagged, d.status, d.reason, d.errorReason
-	res.Plan = nil
-	if !pl.Empty() {
-		res.Plan = &pl
-	}
-	return true
+	return flagDrift(StatusUnknown, ReasonUnsupported, whyCatalogManagedLog, f, textOr(rec.Type, "of no type")), true
 }
 
 func textOr(s, or string) string {

@@ -22,28 +22,28 @@ func TestDecide(t *testing.T) {
 		rec      *plan.Record
 		p        plan.Plan
 		readOnly bool
-		want     decision
+		want     ruling
 	}{
-		{"drift is written", sync, external, props, false, decision{verdict: verdictWrite}},
-		{"lag is written", sync, external, lag, false, decision{verdict: verdictWrite}},
+		{"drift is written", sync, external, props, false, ruling{verdict: verdictWrite}},
+		{"lag is written", sync, external, lag, false, ruling{verdict: verdictWrite}},
 		{"problems", sync, external, plan.Plan{Problems: []string{"a", "b"}}, false,
-			decision{verdictFlag, StatusUnknown, "cannot compare: a; b", ReasonLog}},
+			ruling{verdictFlag, StatusUnknown, "cannot compare: a; b", ReasonLog}},
 		{"unsupported types", sync, external, plan.Plan{Unsupported: []string{"x: void"}}, false,
-			decision{verdictFlag, StatusOutOfSync, "log has types the catalog cannot store: x: void", ReasonUnsupported}},
+			ruling{verdictFlag, StatusOutOfSync, "log has types the catalog cannot store: x: void", ReasonUnsupported}},
 		{"location", sync, external, plan.Plan{Location: &plan.ValueChange{Log: "s3://a/t", Catalog: "s3://b/t"}}, false,
-			decision{verdictFlag, StatusOutOfSync, "location differs: s3://a/t vs s3://b/t", ""}},
-		{"managed lag", sync, managed, lag, false, decision{verdict: verdictInSync}},
-		{"warn lag", warn, external, lag, false, decision{verdict: verdictInSync}},
-		{"read-only lag", sync, external, lag, true, decision{verdict: verdictInSync}},
-		{"managed drift", sync, managed, props, false, decision{verdictFlag, StatusOutOfSync, whyManaged, ""}},
-		{"warn drift", warn, external, props, false, decision{verdictFlag, StatusOutOfSync, whyWarn, ""}},
-		{"read-only drift", sync, external, props, true, decision{verdictFlag, StatusOutOfSync, whyReadOnly, ""}},
-		{"read-only managed drift", warn, managed, props, true, decision{verdictFlag, StatusOutOfSync, whyReadOnly, ""}},
+			ruling{verdictFlag, StatusOutOfSync, "location differs: s3://a/t vs s3://b/t", ""}},
+		{"managed lag", sync, managed, lag, false, ruling{verdict: verdictInSync}},
+		{"warn lag", warn, external, lag, false, ruling{verdict: verdictInSync}},
+		{"read-only lag", sync, external, lag, true, ruling{verdict: verdictInSync}},
+		{"managed drift", sync, managed, props, false, ruling{verdictFlag, StatusOutOfSync, whyManaged, ""}},
+		{"warn drift", warn, external, props, false, ruling{verdictFlag, StatusOutOfSync, whyWarn, ""}},
+		{"read-only drift", sync, external, props, true, ruling{verdictFlag, StatusOutOfSync, whyReadOnly, ""}},
+		{"read-only managed drift", warn, managed, props, true, ruling{verdictFlag, StatusOutOfSync, whyReadOnly, ""}},
 		{"read-only problems", sync, external, plan.Plan{Problems: []string{"a"}}, true,
-			decision{verdictFlag, StatusUnknown, "cannot compare: a", ReasonLog}},
+			ruling{verdictFlag, StatusUnknown, "cannot compare: a", ReasonLog}},
 	}
 	for _, tt := range tests {
-		if got := decide(tt.t, tt.rec, tt.p, tt.readOnly); got != tt.want {
+		if got := policy(tt.t, tt.rec, tt.p, tt.readOnly); got != tt.want {
 			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
@@ -104,7 +105,7 @@ func (res *Result) fail(err error) Result {
 	return *res
 }
 
-// verdict is what decide concludes a plan calls for.
+// verdict is what decide concludes a table calls for.
 type verdict int
 
 const (
@@ -116,18 +117,33 @@ const (
 	verdictInSync
 	// verdictFlag: the drift is reported, never written.
 	verdictFlag
+	// verdictDryRun: the plan would be written; a dry run reports it.
+	verdictDryRun
 )
 
-// decision is decide's answer for one table's plan; reason, errorReason
+// ruling is policy's answer for one table's plan; reason, errorReason
 // and status are set with verdictFlag.
-type decision struct {
+type ruling struct {
 	verdict     verdict
 	status      Status
 	reason      string
 	errorReason ErrorReason
 }
 
-// flagDrift is a decision to report the drift without writing it.
-func flagDrift(status Status, errorReason ErrorReason, format string, args ...any) decision {
-	return decision{verdict: verdictFlag, status: status, reason: fmt.Sprintf(format, args...), errorReason: errorReason}
+// flagDrift is a ruling to report the drift without writing it.
+func flagDrift(status Status, errorReason ErrorReason, format string, args ...any) ruling {
+	return ruling{verdict: verdictFlag, status: status, reason: fmt.Sprintf(format, args...), errorReason: errorReason}
+}
+
+// decision is decide's answer for one table: the ruling, the plan it was
+// made on (nil when empty), its read-only UniForm drift, and with
+// verdictWrite or verdictDryRun the updates; a dry run's pre-flight check
+// may refuse them (refused, err).
+type decision struct {
+	ruling
+	plan    *plan.Plan
+	uniform *plan.UniformDrift
+	updates []catalog.Update
+	refused *catalog.Refusal
+	err     error
 }

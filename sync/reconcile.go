@@ -93,9 +93,7 @@ func (r *Reconciler) reconcile(ctx context.Context, t Target) Result {
 	if res, ok := r.fastPath(ctx, st, t); ok {
 		return res
 	}
-	var recs records
-	res := r.reconcileFull(ctx, st, t, &recs)
-	noteUniform(&res, recs.uniform)
+	res, recs := r.reconcileFull(ctx, st, t)
 	r.remember(st, t, &res, recs.before, recs.after)
 	return res
 }
@@ -104,87 +102,113 @@ func (r *Reconciler) reconcile(ctx context.Context, t Target) Result {
 // latest read before deciding, after the one that confirmed the verdict.
 type records struct {
 	before, after *plan.Record
-	uniform       *plan.UniformDrift // read-only drift of the last plan (noteUniform)
 }
 
 // reconcileFull re-reads both sides of the table (load), compares them and
-// decides what the difference calls for (decide), and writes it (apply).
-// An etag conflict while writing starts again from load, up to MaxAttempts.
-func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target, recs *records) Result {
-	res := Result{Table: t.Name.String(), Mode: t.Mode}
+// decides what the difference calls for (decide), and writes it (apply);
+// the Result is built from what the three returned (result). An etag
+// conflict while writing starts again from load, up to MaxAttempts.
+func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target) (Result, records) {
+	var uniform *plan.UniformDrift // read-only drift of the last plan made (noteUniform)
+	var recs records
 	for attempt := 1; ; attempt++ {
-		res.Attempts = attempt
-		rec, log, err := r.load(ctx, st, t, &res)
+		seen, err := r.load(ctx, st, t)
 		if err != nil {
-			return res.fail(err)
+			return result(t, attempt, &seen, nil, nil, err, uniform), recs
 		}
-		recs.before, recs.after = &rec, nil
-		pl := plan.Diff(log, rec, r.opts.Diff)
-		recs.uniform = pl.Uniform
-		if flagCatalogManagedLog(&res, &rec, &log, pl) {
-			return res
-		}
-		if pl.Empty() {
-			res.Outcome, res.Status, res.Plan = OutcomeUnchanged, StatusSynced, nil
-			recs.after = &rec
-			return res
-		}
-		res.Plan = &pl
-		switch d := decide(t, &rec, pl, r.readOnly(t.Name.Catalog)); d.verdict {
-		case verdictInSync:
-			res.Outcome, res.Status = OutcomeUnchanged, StatusSynced
-			return res
-		case verdictFlag:
-			res.Outcome, res.Status, res.Reason, res.ErrorReason = OutcomeFlagged, d.status, d.reason, d.errorReason
-			return res
-		}
-		if r.holdWatermark(&rec, &pl) {
-			res.Outcome, res.Status = OutcomeUnchanged, StatusSynced // watermark_updates holds it back
-			return res
-		}
-		res.Updates = pl.Updates(log)
-		res.Actions = plan.ActionNames(res.Updates)
-		if r.opts.DryRun {
-			if err := r.preflight(&res); err != nil {
-				return res.fail(err)
+		recs = records{before: &seen.rec}
+		d := r.decide(t, &seen)
+		uniform = d.uniform
+		if d.verdict != verdictWrite {
+			if d.plan == nil && d.verdict == verdictInSync {
+				recs.after = &seen.rec // in sync as read
 			}
-			res.Outcome, res.Status, res.WouldUpdate = OutcomeFlagged, StatusOutOfSync, true
-			res.Reason = whyDryRun + strings.Join(res.Actions, ", ")
-			return res
+			return result(t, attempt, &seen, &d, nil, d.err, uniform), recs
 		}
-		after, err := r.apply(ctx, t, &rec, log, attempt, &res)
+		a, err := r.apply(ctx, t, &seen, d.updates, attempt)
 		if errors.Is(err, errRetry) {
 			continue
 		}
-		if err != nil {
-			return res.fail(err)
+		if err == nil {
+			recs.after = a.after
 		}
-		res.Outcome, res.Status = OutcomeSynced, StatusSynced
-		recs.after = after
-		return res
+		return result(t, attempt, &seen, &d, &a, err, uniform), recs
 	}
 }
 
+// result is a full reconcile's Result, built once from what its last
+// attempt observed (load), decided (decide; nil when load failed) and
+// applied (apply; nil when nothing was sent), and the error that ended it.
+func result(t Target, attempt int, seen *observed, d *decision, a *applied, err error, uniform *plan.UniformDrift) Result {
+	res := Result{Table: t.Name.String(), Mode: t.Mode, Attempts: attempt,
+		Type: seen.rec.Type, CatalogVersion: seen.catalogVersion(), LogVersion: seen.logVersion}
+	if d != nil {
+		res.Plan, res.Updates, res.Refused = d.plan, d.updates, d.refused
+		switch d.verdict {
+		case verdictInSync:
+			res.Outcome, res.Status = OutcomeUnchanged, StatusSynced
+		case verdictFlag:
+			res.Outcome, res.Status, res.Reason, res.ErrorReason = OutcomeFlagged, d.status, d.reason, d.errorReason
+		case verdictWrite:
+			res.Outcome, res.Status = OutcomeSynced, StatusSynced
+		}
+	}
+	if a != nil {
+		res.Updates, res.Refused, res.NotApplied = a.updates, a.refused, a.notApplied
+		if a.after != nil {
+			res.CatalogVersion = a.after.LastCommitVersion
+		}
+		if a.left != nil {
+			res.Plan = a.left
+		}
+	}
+	if res.Updates != nil {
+		res.Actions = plan.ActionNames(res.Updates)
+	}
+	if err != nil {
+		res.fail(err)
+	} else if d != nil && d.verdict == verdictDryRun {
+		res.Outcome, res.Status, res.WouldUpdate = OutcomeFlagged, StatusOutOfSync, true
+		res.Reason = whyDryRun + strings.Join(res.Actions, ", ")
+	}
+	noteUniform(&res, uniform)
+	return res
+}
+
+// observed is what load read of a table: its catalog record and its log.
+// When load fails, what it had read is kept for the report: the record
+// (if it was read) and logVersion (if the log was).
+type observed struct {
+	rec        plan.Record
+	log        plan.LogState
+	logVersion *int64
+}
+
+// catalogVersion is the version the catalog records for the table: its
+// watermark, or for a catalog-managed table the latest it ratified.
+func (o *observed) catalogVersion() *int64 {
+	if o.rec.Managed() && o.rec.LatestTableVersion != nil {
+		return o.rec.LatestTableVersion
+	}
+	return o.rec.LastCommitVersion
+}
+
 // load reads the table's catalog record and then its log at the record's
-// location. It notes on res what it found (table type, versions) even when
-// it fails, and classifies every error it returns (see problem).
-func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Result) (plan.Record, plan.LogState, error) {
+// location, and classifies every error it returns (see problem).
+func (r *Reconciler) load(ctx context.Context, st *tableState, t Target) (observed, error) {
+	var seen observed
 	rec, err := r.loadRecord(ctx, t.Name, t.Listed)
 	if err != nil {
 		var p *problem
 		if errors.As(err, &p) {
-			return plan.Record{}, plan.LogState{}, err
+			return seen, err
 		}
 		if catalog.IsUnsupportedFormat(err) {
-			return plan.Record{}, plan.LogState{}, flagged(ReasonUnsupported, fmt.Errorf("not a Delta table: %w", err))
+			return seen, flagged(ReasonUnsupported, fmt.Errorf("not a Delta table: %w", err))
 		}
-		return plan.Record{}, plan.LogState{}, failed(ReasonCatalog, err)
+		return seen, failed(ReasonCatalog, err)
 	}
-	res.Type = rec.Type
-	res.CatalogVersion = rec.LastCommitVersion
-	if rec.Managed() && rec.LatestTableVersion != nil {
-		res.CatalogVersion = rec.LatestTableVersion
-	}
+	seen.rec = rec
 	_, _ = rec.ColumnsAsLog() // rendered once here for readLog, the check below and Diff
 	prevID := previousID(st, &rec)
 	log, err := r.readLog(ctx, st, rec, false)
@@ -195,7 +219,7 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 		log, err = r.readLog(ctx, st, rec, true)
 	}
 	// A catalog-managed log under a plain record is flagged as such
-	// (flagCatalogManagedLog), however far its published log lags.
+	// (catalogManagedLog), however far its published log lags.
 	if err == nil && !rec.Managed() && log.CatalogManagedFeature() == "" && rec.LastCommitVersion != nil && *rec.LastCommitVersion > log.Version {
 		// Someone recorded a newer version than we see: re-read the
 		// log from scratch rather than push an older snapshot, and
@@ -203,28 +227,28 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, res *Re
 		log, err = r.readLog(ctx, st, rec, true)
 		if err == nil && *rec.LastCommitVersion > log.Version {
 			if log.Recreated, err = behindLog(&rec, &log, prevID); err != nil {
-				res.LogVersion = versionOf(log)
-				return plan.Record{}, plan.LogState{}, err
+				seen.logVersion = versionOf(log)
+				return seen, err
 			}
 		}
 	}
 	if err != nil {
 		if p := refused(err); p != nil {
-			return plan.Record{}, plan.LogState{}, p
+			return seen, p
 		}
 		if errors.Is(err, deltalog.ErrNotATable) {
-			return plan.Record{}, plan.LogState{}, orphaned(rec.Location, err)
+			return seen, orphaned(rec.Location, err)
 		}
 		if isLogContentError(err) {
-			return plan.Record{}, plan.LogState{}, flagged(ReasonLog, fmt.Errorf("log cannot be read: %w", err))
+			return seen, flagged(ReasonLog, fmt.Errorf("log cannot be read: %w", err))
 		}
-		return plan.Record{}, plan.LogState{}, failed(ReasonStorage, err)
+		return seen, failed(ReasonStorage, err)
 	}
-	res.LogVersion = versionOf(log)
+	seen.log, seen.logVersion = log, versionOf(log)
 	if rec.LastCommitVersion == nil || *rec.LastCommitVersion <= log.Version {
 		st.describedID = log.TableID
 	}
-	return rec, log, nil
+	return seen, nil
 }
 
 // versionOf returns a pointer to a copy of log's version. &log.Version
@@ -236,10 +260,43 @@ func versionOf(log plan.LogState) *int64 {
 	return &v
 }
 
-// decide says what a non-empty plan calls for: write it, nothing (the
+// decide compares the two sides seen and says what the difference calls
+// for: nothing (in sync, or the drift needs no action), a flag and why, or
+// the updates to write (in a dry run, to report as what would be written,
+// or as what the catalog would refuse).
+func (r *Reconciler) decide(t Target, seen *observed) decision {
+	pl := plan.Diff(seen.log, seen.rec, r.opts.Diff)
+	d := decision{uniform: pl.Uniform}
+	if !pl.Empty() {
+		d.plan = &pl
+	}
+	if ru, ok := catalogManagedLog(&seen.rec, &seen.log); ok {
+		d.ruling = ru
+		return d
+	}
+	if pl.Empty() {
+		d.verdict = verdictInSync
+		return d
+	}
+	if d.ruling = policy(t, &seen.rec, pl, r.readOnly(t.Name.Catalog)); d.verdict != verdictWrite {
+		return d
+	}
+	if r.holdWatermark(&seen.rec, &pl) {
+		d.verdict = verdictInSync // watermark_updates holds it back
+		return d
+	}
+	d.updates = pl.Updates(seen.log)
+	if r.opts.DryRun {
+		d.verdict = verdictDryRun
+		d.refused, d.err = r.preflight(d.updates)
+	}
+	return d
+}
+
+// policy says what a non-empty plan calls for: write it, nothing (the
 // drift needs no action), or flag it, and why. readOnly is set for a
 // catalog without the Delta API (see readonly.go).
-func decide(t Target, rec *plan.Record, p plan.Plan, readOnly bool) decision {
+func policy(t Target, rec *plan.Record, p plan.Plan, readOnly bool) ruling {
 	switch {
 	case len(p.Problems) > 0:
 		return flagDrift(StatusUnknown, ReasonLog, "cannot compare: %s", strings.Join(p.Problems, "; "))
@@ -248,7 +305,7 @@ func decide(t Target, rec *plan.Record, p plan.Plan, readOnly bool) decision {
 	case p.Location != nil:
 		return flagDrift(StatusOutOfSync, "", "location differs: %s vs %s", p.Location.Log, p.Location.Catalog)
 	case !p.MetadataDrift() && (readOnly || rec.Managed() || t.Mode == ModeWarn):
-		return decision{verdict: verdictInSync}
+		return ruling{verdict: verdictInSync}
 	case readOnly:
 		return flagDrift(StatusOutOfSync, "", whyReadOnly)
 	case rec.Managed():
@@ -256,47 +313,71 @@ func decide(t Target, rec *plan.Record, p plan.Plan, readOnly bool) decision {
 	case t.Mode == ModeWarn:
 		return flagDrift(StatusOutOfSync, "", whyWarn)
 	}
-	return decision{verdict: verdictWrite}
+	return ruling{verdict: verdictWrite}
 }
 
 // errRetry is apply's answer when another writer changed the table first
 // and the reconcile may start again from load.
 var errRetry = errors.New("etag conflict: reload and replan")
 
-// apply sends res.Updates in one updateTable guarded by the record's uuid
-// and etag, then reads the record again to confirm the plan left nothing
-// behind. It returns the confirming record, errRetry after an etag
+// applied is what apply did: the updates it sent (fewer than planned when
+// the catalog refused one action and the rest was resent), whether they
+// were not applied, the catalog's refusal, the record it read again to
+// confirm them, and the difference left after it when that is reported.
+type applied struct {
+	updates    []catalog.Update
+	notApplied bool
+	refused    *catalog.Refusal
+	after      *plan.Record
+	left       *plan.Plan
+}
+
+// apply sends updates in one updateTable guarded by the record's uuid and
+// etag, then reads the record again to confirm the plan left nothing
+// behind. It returns what it did and re-read, with errRetry after an etag
 // conflict while attempts remain, or a classified error.
-func (r *Reconciler) apply(ctx context.Context, t Target, rec *plan.Record, log plan.LogState, attempt int, res *Result) (*plan.Record, error) {
-	l := r.logger(ctx).With(zap.String("table", res.Table))
+func (r *Reconciler) apply(ctx context.Context, t Target, seen *observed, updates []catalog.Update, attempt int) (applied, error) {
+	a := applied{updates: updates}
+	rec := &seen.rec
+	l := r.logger(ctx).With(zap.String("table", t.Name.String()))
 	req := catalog.UpdateTableRequest{
 		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: rec.ID}, catalog.AssertEtag{Etag: rec.Etag}},
-		Updates:      res.Updates,
+		Updates:      updates,
 	}
-	l.Info("sending update", zap.String("etag", rec.Etag), zap.Int64("version", log.Version), zap.Strings("actions", res.Actions))
+	l.Info("sending update", zap.String("etag", rec.Etag), zap.Int64("version", seen.log.Version), zap.Strings("actions", plan.ActionNames(updates)))
 	if _, err := r.opts.Catalog.UpdateTable(ctx, t.Name, req); err != nil {
 		if !catalog.IsConflict(err) {
-			res.NotApplied = true
-			return r.refusedOrSplit(ctx, t, rec, log, res, err)
+			a.notApplied = true
+			return a, r.refusedOrSplit(ctx, t, seen, &a, err)
 		}
 		r.opts.Metrics.recordError(ReasonConflict)
 		if attempt < r.opts.MaxAttempts {
 			l.Info("etag conflict: another writer changed the table; reloading", zap.Int("attempt", attempt))
-			return nil, errRetry
+			return a, errRetry
 		}
-		res.NotApplied = true
-		return nil, failed(ReasonConflict, fmt.Errorf("gave up after %d etag conflicts: %w", attempt, err))
+		a.notApplied = true
+		return a, failed(ReasonConflict, fmt.Errorf("gave up after %d etag conflicts: %w", attempt, err))
 	}
-	after, err := r.loadRecord(ctx, t.Name, nil)
+	left, err := r.reread(ctx, t.Name, seen.log, &a)
 	if err != nil {
-		return nil, failed(ReasonCatalog, fmt.Errorf("update sent but reload failed: %w", err))
+		return a, failed(ReasonCatalog, fmt.Errorf("update sent but reload failed: %w", err))
 	}
-	res.CatalogVersion = after.LastCommitVersion
-	if left := plan.Diff(log, after, r.opts.Diff); !left.Empty() {
-		res.Plan = &left
-		return nil, failed(ReasonInternal, fmt.Errorf("update sent but the catalog still differs in %v", left.Kinds()))
+	if !left.Empty() {
+		a.left = &left
+		return a, failed(ReasonInternal, fmt.Errorf("update sent but the catalog still differs in %v", left.Kinds()))
 	}
-	return &after, nil
+	return a, nil
+}
+
+// reread reads the record again after an update (noting it on a) and
+// returns what still differs from the log.
+func (r *Reconciler) reread(ctx context.Context, name catalog.TableName, log plan.LogState, a *applied) (plan.Plan, error) {
+	after, err := r.loadRecord(ctx, name, nil)
+	if err != nil {
+		return plan.Plan{}, err
+	}
+	a.after = &after
+	return plan.Diff(log, after, r.opts.Diff), nil
 }
 
 // loadRecord reads both catalog views of a table: the Delta API record and

@@ -15,26 +15,25 @@ import (
 func DefaultRefusalBackoff() Backoff { return Backoff{Initial: time.Hour, Max: 12 * time.Hour} }
 
 // writeFailed classifies an updateTable error other than an etag conflict:
-// a refusal flags the table (ReasonRefused) and notes the server's answer
-// on res; anything else fails it (ReasonCatalog, retried with Backoff).
-func writeFailed(res *Result, err error) error {
+// a refusal flags the table (ReasonRefused) and returns the server's
+// answer; anything else fails it (ReasonCatalog, retried with Backoff).
+func writeFailed(err error) (*catalog.Refusal, error) {
 	rf, ok := catalog.AsRefusal(err)
 	if !ok {
-		return failed(ReasonCatalog, err)
+		return nil, failed(ReasonCatalog, err)
 	}
-	res.Refused = &rf
-	return &problem{outcome: OutcomeFlagged, reason: ReasonRefused, err: fmt.Errorf("%s", refusalText(rf))}
+	return &rf, &problem{outcome: OutcomeFlagged, reason: ReasonRefused, err: fmt.Errorf("%s", refusalText(rf))}
 }
 
-// preflight is the catalog's own width check of res.Updates, for a dry
-// run: a plan says the update would be refused rather than that it would
-// be sent.
-func (r *Reconciler) preflight(res *Result) error {
-	req := catalog.UpdateTableRequest{Updates: res.Updates}
+// preflight is the catalog's own width check of updates, for a dry run:
+// a plan says the update would be refused rather than that it would be
+// sent.
+func (r *Reconciler) preflight(updates []catalog.Update) (*catalog.Refusal, error) {
+	req := catalog.UpdateTableRequest{Updates: updates}
 	if err := r.opts.Catalog.Limits().CheckUpdate(req); err != nil {
-		return writeFailed(res, err)
+		return writeFailed(err)
 	}
-	return nil
+	return nil, nil
 }
 
 // refusalText is the reason a refused table is reported with.

@@ -114,8 +114,8 @@ func setColumnsOf(updates []catalog.Update) (catalog.StructType, bool) {
 // (steps exist) and, if so, the etag the planned update is to be guarded
 // by, or the error that stopped it; a step the server refuses too leaves
 // the table flagged with that answer.
-func (r *Reconciler) renameInSteps(ctx context.Context, t Target, rec *plan.Record, res *Result) (bool, error) {
-	to, ok := setColumnsOf(res.Updates)
+func (r *Reconciler) renameInSteps(ctx context.Context, t Target, rec *plan.Record, updates []catalog.Update) (bool, error) {
+	to, ok := setColumnsOf(updates)
 	if !ok {
 		return false, nil
 	}
@@ -130,7 +130,7 @@ func (r *Reconciler) renameInSteps(ctx context.Context, t Target, rec *plan.Reco
 			Updates:      []catalog.Update{catalog.SetColumns{Columns: cols}},
 		}
 		r.logger(ctx).Info("set-columns refused for several renames; renaming one column per request",
-			zap.String("table", res.Table), zap.Int("step", i+1), zap.Int("steps", len(steps)+1))
+			zap.String("table", t.Name.String()), zap.Int("step", i+1), zap.Int("steps", len(steps)+1))
 		lt, err := r.opts.Catalog.UpdateTable(ctx, t.Name, req)
 		if err != nil {
 			return true, fmt.Errorf("rename step %d of %d: %w", i+1, len(steps)+1, err)
@@ -139,7 +139,7 @@ func (r *Reconciler) renameInSteps(ctx context.Context, t Target, rec *plan.Reco
 	}
 	req := catalog.UpdateTableRequest{
 		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: rec.ID}, catalog.AssertEtag{Etag: etag}},
-		Updates:      res.Updates,
+		Updates:      updates,
 	}
 	if _, err := r.opts.Catalog.UpdateTable(ctx, t.Name, req); err != nil {
 		return true, fmt.Errorf("rename step %d of %d (the planned update): %w", len(steps)+1, len(steps)+1, err)

@@ -38,74 +38,73 @@ const watermarkAction = "update-metadata-snapshot-version"
 // a reader trusting the record's version, or deltasync's own check that
 // it never pushes a snapshot older than the record's, would be misled.
 // It advances with the first update the server takes whole.
-func (r *Reconciler) refusedOrSplit(ctx context.Context, t Target, rec *plan.Record, log plan.LogState, res *Result, err error) (*plan.Record, error) {
-	perr := writeFailed(res, err)
-	if res.Refused == nil {
-		return nil, perr
+func (r *Reconciler) refusedOrSplit(ctx context.Context, t Target, seen *observed, a *applied, err error) error {
+	rf, perr := writeFailed(err)
+	a.refused = rf
+	if rf == nil {
+		return perr
 	}
-	req := catalog.UpdateTableRequest{Updates: res.Updates}
-	action := catalog.RefusedAction(*res.Refused, req)
+	req := catalog.UpdateTableRequest{Updates: a.updates}
+	action := catalog.RefusedAction(*rf, req)
 	if action == "" {
-		return nil, perr
+		return perr
 	}
-	res.Refused.Action = action
+	rf.Action = action
 	if action == "set-columns" {
-		if tried, serr := r.renameInSteps(ctx, t, rec, res); tried {
-			return r.confirmSteps(ctx, t, log, res, serr)
+		if tried, serr := r.renameInSteps(ctx, t, &seen.rec, a.updates); tried {
+			return r.confirmSteps(ctx, t, seen.log, a, serr)
 		}
 	}
-	rest := slices.DeleteFunc(slices.Clone(res.Updates), func(u catalog.Update) bool {
+	rest := slices.DeleteFunc(slices.Clone(a.updates), func(u catalog.Update) bool {
 		return u.Action() == action || u.Action() == watermarkAction
 	})
 	if len(rest) == 0 {
-		return nil, perr
+		return perr
 	}
 	req = catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: rec.ID}, catalog.AssertEtag{Etag: rec.Etag}},
+		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: seen.rec.ID}, catalog.AssertEtag{Etag: seen.rec.Etag}},
 		Updates:      rest,
 	}
 	names := plan.ActionNames(rest)
 	r.logger(ctx).Info("update refused; resending without the refused action and the watermark",
-		zap.String("table", res.Table), zap.String("refused", action), zap.Strings("actions", names))
+		zap.String("table", t.Name.String()), zap.String("refused", action), zap.Strings("actions", names))
 	if _, err := r.opts.Catalog.UpdateTable(ctx, t.Name, req); err != nil {
-		return nil, perr // the whole update stays not applied; the first refusal is the news
+		return perr // the whole update stays not applied; the first refusal is the news
 	}
-	res.Updates, res.Actions, res.NotApplied = rest, names, false
-	after, err := r.loadRecord(ctx, t.Name, nil)
+	a.updates, a.notApplied = rest, false
+	left, err := r.reread(ctx, t.Name, seen.log, a)
 	if err != nil {
-		return nil, failed(ReasonCatalog, fmt.Errorf("update sent without %s but reload failed: %w", action, err))
+		return failed(ReasonCatalog, fmt.Errorf("update sent without %s but reload failed: %w", action, err))
 	}
-	res.CatalogVersion = after.LastCommitVersion
-	left := plan.Diff(log, after, r.opts.Diff)
-	res.Plan = &left
+	a.left = &left
 	for _, k := range left.Kinds() {
 		if k != actionKind[action] && k != plan.KindVersion && k != plan.KindUniform {
-			return nil, failed(ReasonInternal, fmt.Errorf("update sent without %s but the catalog still differs in %v", action, left.Kinds()))
+			return failed(ReasonInternal, fmt.Errorf("update sent without %s but the catalog still differs in %v", action, left.Kinds()))
 		}
 	}
 	p := perr.(*problem)
 	p.err = fmt.Errorf("%w; resent without %s and the watermark: %s synced, %s stays refused (%s)",
 		p.err, action, strings.Join(names, ", "), action, actionKind[action])
-	return &after, p
+	return p
 }
 
 // confirmSteps ends a set-columns sent as rename steps: serr is the step
 // the server refused (the table stays flagged with that answer), else the
 // record is read again and must match the log, as after any update.
-func (r *Reconciler) confirmSteps(ctx context.Context, t Target, log plan.LogState, res *Result, serr error) (*plan.Record, error) {
+func (r *Reconciler) confirmSteps(ctx context.Context, t Target, log plan.LogState, a *applied, serr error) error {
 	if serr != nil {
-		res.Refused = nil
-		return nil, writeFailed(res, serr)
+		var err error
+		a.refused, err = writeFailed(serr)
+		return err
 	}
-	res.Refused, res.NotApplied = nil, false
-	after, err := r.loadRecord(ctx, t.Name, nil)
+	a.refused, a.notApplied = nil, false
+	left, err := r.reread(ctx, t.Name, log, a)
 	if err != nil {
-		return nil, failed(ReasonCatalog, fmt.Errorf("update sent in rename steps but reload failed: %w", err))
+		return failed(ReasonCatalog, fmt.Errorf("update sent in rename steps but reload failed: %w", err))
 	}
-	res.CatalogVersion = after.LastCommitVersion
-	if left := plan.Diff(log, after, r.opts.Diff); !left.Empty() {
-		res.Plan = &left
-		return nil, failed(ReasonInternal, fmt.Errorf("update sent in rename steps but the catalog still differs in %v", left.Kinds()))
+	if !left.Empty() {
+		a.left = &left
+		return failed(ReasonInternal, fmt.Errorf("update sent in rename steps but the catalog still differs in %v", left.Kinds()))
 	}
-	return &after, nil
+	return nil
 }

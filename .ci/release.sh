@@ -43,7 +43,7 @@ for target in $RELEASE_TARGETS; do
 	os="${target%/*}" arch="${target#*/}"
 	out="$DIST/deltasync-$VERSION-$os-$arch"
 	start=$SECONDS
-	GOOS="$os" GOARCH="$arch" go build -trimpath -ldflags "-s -w -X main.version=$VERSION" -o "$out" ./cmd/deltasync
+	GOOS="$os" GOARCH="$arch" go build -trimpath -tags disable_grpc_modules -ldflags "-s -w -X main.version=$VERSION" -o "$out" ./cmd/deltasync
 	# The SBOM of what was linked: the binary's own module list (its build
 	# info, from the module graph), the standard library (-std) included.
 	"$DELTASYNC_CYCLONEDX_GOMOD" bin -json -std -version "$VERSION" -output "$out.cdx.json" "$out"

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -92,3 +94,48 @@ func TestBinaryLinksNoTestCode(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildsLeaveOutGRPCDirectPath: the binary's builds (make build, the
+// release, the image, the peer benchmark) pass disable_grpc_modules, and
+// with it the binary links none of the GCS client's gRPC DirectPath
+// modules (xDS and its envoy protos, RLS): ~140 packages whose init runs
+// at every start-up (BENCHMARKS.md, "Process start-up"), for a gRPC
+// transport the GCS driver never uses.
+func TestBuildsLeaveOutGRPCDirectPath(t *testing.T) {
+	out, err := exec.Command("go", "list", "-tags", "disable_grpc_modules", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -tags disable_grpc_modules -deps ./cmd/deltasync: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "cloud.google.com/go/storage") {
+		t.Fatalf("the binary no longer links cloud.google.com/go/storage: is this the right package list?\n%s", out)
+	}
+	for _, dep := range deps {
+		if strings.HasPrefix(dep, "google.golang.org/grpc/xds") || strings.HasPrefix(dep, "github.com/envoyproxy/") ||
+			strings.HasPrefix(dep, "google.golang.org/grpc/balancer/rls") {
+			t.Errorf("with -tags disable_grpc_modules the binary still links %s", dep)
+		}
+	}
+	for _, f := range []string{"../../Makefile", "../../.ci/release.sh", "../../deploy/Dockerfile", "../../deltalog/bench/bench.sh"} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		builds := 0
+		for _, line := range strings.Split(string(data), "\n") {
+			if !goBuild.MatchString(line) {
+				continue
+			}
+			builds++
+			if !strings.Contains(line, "disable_grpc_modules") && !strings.Contains(line, "$(BUILD_TAGS)") {
+				t.Errorf("%s builds the binary without -tags disable_grpc_modules: %s", f, strings.TrimSpace(line))
+			}
+		}
+		if builds == 0 {
+			t.Errorf("%s has no go build line: is this the right file?", f)
+		}
+	}
+}
+
+// goBuild matches a go build command line (not cargo build).
+var goBuild = regexp.MustCompile(`(^|[^a-z])go build |\$\(GO\) build `)

@@ -18,7 +18,7 @@ PY=${DELTASYNC_PYTHON:-python3}
 RUNS=${RUNS:-10}
 HERE=$ROOT/deltalog/bench
 
-(cd "$ROOT" && go build -o "$CACHE/bin/deltasync" ./cmd/deltasync)
+(cd "$ROOT" && go build -tags disable_grpc_modules -o "$CACHE/bin/deltasync" ./cmd/deltasync) # as make build
 CARGO_TARGET_DIR=$CACHE/kernelpeer/target cargo build -q --release --manifest-path "$HERE/kernelpeer/Cargo.toml"
 KERNEL=$CACHE/kernelpeer/target/release/kernelpeer
 DS=$CACHE/bin/deltasync

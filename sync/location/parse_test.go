@@ -1,6 +1,9 @@
 package location
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The Hadoop spellings Spark and Databricks write name the same places as
 // the plain ones, for the allow-list and for opening.
@@ -52,6 +55,26 @@ func TestParseRefuses(t *testing.T) {
 	} {
 		if l, err := Parse(in); err == nil {
 			t.Errorf("Parse(%q) = %q, want an error", in, l)
+		}
+	}
+}
+
+// TestParseBucketLength pins the bucket-name bound (255 characters,
+// checked apart from the character class).
+func TestParseBucketLength(t *testing.T) {
+	ok := "b" + strings.Repeat("x", 254)
+	if _, err := Parse("s3://" + ok + "/t"); err != nil {
+		t.Errorf("a 255-character bucket: %v", err)
+	}
+	if l, err := Parse("s3://" + ok + "x/t"); err == nil {
+		t.Errorf("a 256-character bucket parsed as %q", l)
+	}
+	if l, err := Parse("abfss://" + ok + "x@acct01.dfs.core.windows.net/t"); err == nil {
+		t.Errorf("a 256-character container parsed as %q", l)
+	}
+	for _, bad := range []string{"s3://-b/t", "s3://_b/t", "s3://b%21/t"} {
+		if l, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q) = %q, want an error", bad, l)
 		}
 	}
 }

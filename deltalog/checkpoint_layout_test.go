@@ -287,3 +287,44 @@ func containsKey(keys []string, sub string) bool {
 	}
 	return false
 }
+
+// TestCheckpointReadLeavesTheHead: reading a big checkpoint through the
+// block reader a Load uses never fetches the file's first block for the
+// 4-byte head magic (a request of its own, one more round trip before
+// protocol and metaData), and the parquet-go layout with protocol and
+// metaData first takes one request (the tail block, which holds the
+// footer, the page index and, in that layout, their chunks' pages read),
+// the Spark layout at most two.
+func TestCheckpointReadLeavesTheHead(t *testing.T) {
+	for _, tc := range []struct {
+		l       cpLayout
+		maxGets int
+	}{{cpLayout{nFiles: layoutFiles, pmAt: "first"}, 2}, {cpLayout{nFiles: layoutFiles, writer: "spark"}, 2}} {
+		t.Run(tc.l.name(), func(t *testing.T) {
+			dir := layoutTableDir(t, tc.l, 3)
+			data, err := os.ReadFile(filepath.Join(dir, "_delta_log", fmt.Sprintf("%020d.checkpoint.parquet", fixtureCheckpoint)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			size := int64(len(data))
+			if size <= checkpointWholeSize {
+				t.Fatalf("checkpoint of %d bytes: too small for block reads", size)
+			}
+			rec := &rangeRecorder{r: bytes.NewReader(data)}
+			br := newBlockReaderAt(rec, size, checkpointBlock(size))
+			fa, err := readCheckpoint(br, size, false, nil)
+			br.release()
+			if err != nil || fa.protocol == nil || fa.metadata == nil {
+				t.Fatalf("readCheckpoint = %+v, %v", fa, err)
+			}
+			for _, r := range rec.ranges {
+				if r[0] < 4 {
+					t.Errorf("read [%d, %d): the head of the file", r[0], r[1])
+				}
+			}
+			if len(rec.ranges) > tc.maxGets {
+				t.Errorf("%d requests %v, want at most %d", len(rec.ranges), rec.ranges, tc.maxGets)
+			}
+		})
+	}
+}

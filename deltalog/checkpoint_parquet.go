@@ -40,7 +40,13 @@ func readCheckpoint(r io.ReaderAt, size int64, wantDomains bool, b *budget) (fa 
 	if err := checkFooter(r, size, b); err != nil {
 		return nil, err
 	}
-	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	// SkipMagicBytes: the head magic is 4 bytes at offset 0, far from
+	// everything else a checkpoint read needs (footer, page index, the
+	// protocol/metaData chunks), so reading it cost a request of its own
+	// (a whole 256 KiB block on an object store), one round trip in the
+	// chain before the protocol and metaData could be read. checkFooter
+	// has checked the tail magic and footer, which is what readers go by.
+	f, err := parquet.OpenFile(r, size, parquet.SkipMagicBytes(true), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return nil, parquetErr(err)
 	}

@@ -40,14 +40,15 @@ func TestImportDirection(t *testing.T) {
 // TestReconcileKnowsNoSource keeps the reconcile path free of its sources:
 // sync (the package, not its tests) imports nothing of sync/events;
 // sync/plan is pure (no sync, no deltalog: it decides from values, and
-// reads nothing), and sync/location is a leaf that imports nothing of the
-// module.
+// reads nothing), and sync/location and sync/audit are leaves that import
+// nothing of the module.
 func TestReconcileKnowsNoSource(t *testing.T) {
 	const mod = "github.com/deltasync/deltasync/"
 	for pkg, allowed := range map[string][]string{
-		"sync":          {mod + "sync", mod + "sync/plan", mod + "sync/location", mod + "deltalog", mod + "catalog", mod + "internal"},
+		"sync":          {mod + "sync", mod + "sync/plan", mod + "sync/location", mod + "sync/audit", mod + "deltalog", mod + "catalog", mod + "internal"},
 		"sync/plan":     {mod + "sync/plan", mod + "sync/location", mod + "catalog", mod + "internal"},
 		"sync/location": {mod + "sync/location"},
+		"sync/audit":    {mod + "sync/audit"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "../../"+pkg).CombinedOutput()
 		if err != nil {

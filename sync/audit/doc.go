@@ -1,0 +1,17 @@
+// Package audit is deltasync's audit trail: one JSON record (Record) for
+// every catalog write and every write refused or held, appended as one
+// line to a JSON-lines file that is fsynced after each record and rotated
+// by size (Writer), and/or written to stderr.
+//
+// Invariants: a record is on disk (fsync returned) before Write returns;
+// a record is one line, never split over two files (rotation happens
+// between records); a record holds nothing secret (callers put in it
+// table names, ids, etags, wire action names and the classified changes
+// of the plan, never a token, a credential or a location's query).
+//
+// The record's shape is published as a JSON Schema in
+// sync/schemas/audit-record.schema.json; its format_version follows the
+// rule in the README ("Formats and their versions").
+//
+// The package imports nothing of the module.
+package audit

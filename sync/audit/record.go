@@ -1,0 +1,89 @@
+package audit
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// FormatVersion is the format_version every Record carries.
+const FormatVersion = "1"
+
+// Outcome is what became of one write.
+type Outcome string
+
+// The outcomes of a write.
+const (
+	// OutcomeSynced: the catalog took the update (etag_after is its new etag).
+	OutcomeSynced Outcome = "synced"
+	// OutcomeHeld: the update was not sent because it carries destructive
+	// changes and the table's rule holds them (on_destructive: hold).
+	OutcomeHeld Outcome = "held"
+	// OutcomeRefused: the catalog refused the update (an etag or uuid that
+	// moved: a stale plan or a concurrent writer; or a value it will not
+	// store), or the client refused it before sending; the record did not
+	// change.
+	OutcomeRefused Outcome = "refused"
+	// OutcomeFailed: the update could not be sent or its answer was lost
+	// (a timeout, a 5xx after retries): whether the record changed is
+	// unknown until it is read again.
+	OutcomeFailed Outcome = "failed"
+)
+
+// Change is one classified change an update carries: Kind (e.g.
+// column_dropped), Field (a column path, a property key, ...), Before (the
+// record's value) and After (the log's), and Class (destructive or
+// non_destructive).
+type Change struct {
+	Kind   string `json:"kind"`
+	Field  string `json:"field"`
+	Before any    `json:"before"`
+	After  any    `json:"after"`
+	Class  string `json:"class"`
+}
+
+// Record is one write in the audit trail.
+type Record struct {
+	FormatVersion string    `json:"format_version"`
+	Time          time.Time `json:"time"`
+	// Cycle is the reconcile cycle that wrote, nil for deltasync apply.
+	Cycle *int64 `json:"cycle"`
+	// Command is the deltasync command that wrote: once, run or apply.
+	Command string `json:"command,omitempty"`
+	// Table is the full name catalog.schema.table; TableID the record's uuid.
+	Table   string `json:"table"`
+	TableID string `json:"table_id"`
+	// EtagBefore is the etag the update was guarded by; EtagAfter the
+	// record's etag after a synced write (nil otherwise).
+	EtagBefore string  `json:"etag_before"`
+	EtagAfter  *string `json:"etag_after"`
+	Outcome    Outcome `json:"outcome"`
+	// Actions are the updateTable actions (wire names) sent, or that would
+	// have been sent for a held or refused write.
+	Actions []string `json:"actions"`
+	Changes []Change `json:"changes"`
+	// Reason says why a write was held, refused or failed.
+	Reason string `json:"reason,omitempty"`
+	// LogVersion is the log version the update describes, when known.
+	LogVersion       *int64 `json:"log_version,omitempty"`
+	DeltasyncVersion string `json:"deltasync_version"`
+}
+
+// MarshalJSON writes the record with time in RFC 3339 (UTC, nanoseconds
+// where there are any) and empty lists as [], never null.
+func (r Record) MarshalJSON() ([]byte, error) {
+	type plain Record
+	p := plain(r)
+	if p.FormatVersion == "" {
+		p.FormatVersion = FormatVersion
+	}
+	if p.Actions == nil {
+		p.Actions = []string{}
+	}
+	if p.Changes == nil {
+		p.Changes = []Change{}
+	}
+	return json.Marshal(struct {
+		plain
+		Time string `json:"time"`
+	}{p, p.Time.UTC().Format(time.RFC3339Nano)})
+}

@@ -2,9 +2,11 @@ package plan
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/deltasync/deltasync/catalog"
 )
@@ -22,6 +24,20 @@ type Change struct {
 	Catalog string `json:"catalog"`
 	// Log is the value after, as the log has it.
 	Log string `json:"log"`
+	// Class says whether the change is destructive (see classOf).
+	Class ChangeClass `json:"class"`
+	// Details say, for a changed column, what changed in it (a type, a
+	// nullability, a nested field), the destructive parts marked so.
+	Details []string `json:"details,omitempty"`
+}
+
+// String is the change for people: `column price: remove (destructive)`.
+func (c Change) String() string {
+	s := fmt.Sprintf("%s: %s (%s)", c.Field, c.Op, c.Class)
+	if len(c.Details) > 0 {
+		s += ": " + strings.Join(c.Details, ", ")
+	}
+	return s
 }
 
 // Op is what a Change does to its field.
@@ -33,6 +49,10 @@ const (
 	OpRemove Op = "remove" // the catalog has it, the log has not
 	OpChange Op = "change" // both have it, with different values
 	OpMove   Op = "move"   // a column at another position (Catalog and Log are positions)
+	// OpRename is a column-mapped column with another name: the same
+	// delta.columnMapping.id (Field names it as the catalog does, Log
+	// holds its new definition).
+	OpRename Op = "rename"
 )
 
 // Changes lists the plan's differences one field at a time, in the order
@@ -42,12 +62,19 @@ const (
 func (p Plan) Changes() []Change {
 	var cs []Change
 	add := func(k DriftKind, field string, op Op, cat, log string) {
-		cs = append(cs, Change{Kind: k, Field: field, Op: op, Catalog: cat, Log: log})
+		cs = append(cs, Change{Kind: k, Field: field, Op: op, Catalog: cat, Log: log, Class: classOf(k, op)})
 	}
 	if s := p.Schema; s != nil {
 		n := len(cs)
 		for _, c := range columnChanges(s.Log, s.Catalog) {
 			add(KindSchema, "column "+c.name, c.op, c.cat, c.log)
+			last := &cs[len(cs)-1]
+			for _, n := range c.notes {
+				last.Details = append(last.Details, n.text)
+				if n.destructive {
+					last.Class = ClassDestructive
+				}
+			}
 		}
 		if len(cs) == n { // equal top-level columns: the difference is an encoding's
 			add(KindSchema, "columns", OpChange, jsonText(s.Catalog), jsonText(s.Log))
@@ -125,37 +152,44 @@ type columnChange struct {
 	name     string
 	op       Op
 	cat, log string
+	notes    []note // what changed in a changed or renamed column
 }
 
 // columnChanges lists top-level column differences in the order
-// schemaDetails tells them: the log's columns added, changed or moved,
-// then the catalog's dropped. A column's value is its JSON in the catalog
-// model; a moved column's values are its positions.
+// schemaDetails tells them: the log's columns added, changed, renamed or
+// moved, then the catalog's dropped. Columns are matched by
+// column-mapping id where both sides have one (a rename keeps the id),
+// else by name; a name kept with another id is a column dropped and
+// another added. A column's value is its JSON in the catalog model; a
+// moved column's values are its positions.
 func columnChanges(log, cat catalog.StructType) []columnChange {
 	enc := func(f catalog.StructField) string {
 		return jsonText(catalog.StructType{Fields: []catalog.StructField{f}})
 	}
-	catPos := map[string]int{}
-	for i, f := range cat.Fields {
-		catPos[f.Name] = i
-	}
+	matched := make([]bool, len(cat.Fields))
 	var out []columnChange
-	inLog := map[string]bool{}
-	for i, f := range log.Fields {
-		inLog[f.Name] = true
-		j, ok := catPos[f.Name]
+	for i := range log.Fields {
+		f := &log.Fields[i]
+		j := matchField(cat.Fields, matched, f)
+		if j < 0 {
+			out = append(out, columnChange{name: f.Name, op: OpAdd, log: enc(*f)})
+			continue
+		}
+		matched[j] = true
+		c := &cat.Fields[j]
 		switch {
-		case !ok:
-			out = append(out, columnChange{f.Name, OpAdd, "", enc(f)})
-		case enc(f) != enc(cat.Fields[j]):
-			out = append(out, columnChange{f.Name, OpChange, enc(cat.Fields[j]), enc(f)})
+		case c.Name != f.Name:
+			notes := append([]note{{true, fmt.Sprintf("renamed to %q (destructive)", f.Name)}}, columnNotes(c, f)...)
+			out = append(out, columnChange{name: c.Name, op: OpRename, cat: enc(*c), log: enc(*f), notes: notes})
+		case enc(*f) != enc(*c):
+			out = append(out, columnChange{name: f.Name, op: OpChange, cat: enc(*c), log: enc(*f), notes: columnNotes(c, f)})
 		case i != j:
-			out = append(out, columnChange{f.Name, OpMove, strconv.Itoa(j), strconv.Itoa(i)})
+			out = append(out, columnChange{name: f.Name, op: OpMove, cat: strconv.Itoa(j), log: strconv.Itoa(i)})
 		}
 	}
-	for _, f := range cat.Fields {
-		if !inLog[f.Name] {
-			out = append(out, columnChange{f.Name, OpRemove, enc(f), ""})
+	for j, f := range cat.Fields {
+		if !matched[j] {
+			out = append(out, columnChange{name: f.Name, op: OpRemove, cat: enc(f)})
 		}
 	}
 	return out

@@ -27,14 +27,14 @@ func TestChangesEnumeratesThePlan(t *testing.T) {
 	p := Diff(log, rec, DiffOptions{})
 	got := p.Changes()
 	want := []Change{
-		{Kind: KindSchema, Field: `column id`, Op: OpMove, Catalog: "1", Log: "0"},
-		{Kind: KindSchema, Field: `column tags`, Op: OpMove, Catalog: "0", Log: "1"},
-		{Kind: KindSchema, Field: `column part`, Op: OpAdd, Log: `{"type":"struct","fields":[{"name":"part","type":"string","nullable":true,"metadata":{}}]}`},
-		{Kind: KindProtocol, Field: "protocol", Op: OpChange, Catalog: jsonText(p.Protocol.Catalog), Log: jsonText(log.Protocol)},
-		{Kind: KindProperties, Field: "property owner.team", Op: OpChange, Catalog: "hr", Log: "sales"},
-		{Kind: KindProperties, Field: "property stale", Op: OpRemove},
-		{Kind: KindComment, Field: "comment", Op: OpAdd, Log: "orders"},
-		{Kind: KindVersion, Field: "watermark", Op: OpChange, Catalog: "3", Log: "7"},
+		{Kind: KindSchema, Field: `column id`, Op: OpMove, Catalog: "1", Log: "0", Class: ClassNonDestructive},
+		{Kind: KindSchema, Field: `column tags`, Op: OpMove, Catalog: "0", Log: "1", Class: ClassNonDestructive},
+		{Kind: KindSchema, Field: `column part`, Op: OpAdd, Log: `{"type":"struct","fields":[{"name":"part","type":"string","nullable":true,"metadata":{}}]}`, Class: ClassNonDestructive},
+		{Kind: KindProtocol, Field: "protocol", Op: OpChange, Catalog: jsonText(p.Protocol.Catalog), Log: jsonText(log.Protocol), Class: ClassNonDestructive},
+		{Kind: KindProperties, Field: "property owner.team", Op: OpChange, Catalog: "hr", Log: "sales", Class: ClassNonDestructive},
+		{Kind: KindProperties, Field: "property stale", Op: OpRemove, Class: ClassDestructive},
+		{Kind: KindComment, Field: "comment", Op: OpAdd, Log: "orders", Class: ClassNonDestructive},
+		{Kind: KindVersion, Field: "watermark", Op: OpChange, Catalog: "3", Log: "7", Class: ClassNonDestructive},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)

@@ -26,8 +26,12 @@ type Target struct {
 
 // Result is what one reconcile found and did.
 type Result struct {
-	Table          string      `json:"table"`
-	Type           string      `json:"table_type,omitempty"`
+	Table string `json:"table"`
+	Type  string `json:"table_type,omitempty"`
+	// TableID and Etag are the record's uuid and etag as last read
+	// before deciding: what a saved plan guards its update with.
+	TableID        string      `json:"table_id,omitempty"`
+	Etag           string      `json:"etag,omitempty"`
 	Mode           Mode        `json:"mode"`
 	Outcome        Outcome     `json:"outcome"`
 	Status         Status      `json:"sync_status"`
@@ -51,6 +55,10 @@ type Result struct {
 	// Registration is what a register rule creates (or would) for a
 	// table found in storage (adopt.go).
 	Registration *Registration `json:"register,omitempty"`
+	// Held is HeldDestructive when the update carries destructive changes
+	// and the table's rule holds them (OnDestructiveHold): nothing of it
+	// was sent. Updates and Actions are then what was held.
+	Held string `json:"held,omitempty"`
 }
 
 // Reconcile brings one table's catalog record in line with its log, or
@@ -141,7 +149,7 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 // applied (apply; nil when nothing was sent), and the error that ended it.
 func result(t Target, attempt int, seen *observed, d *decision, a *applied, err error, uniform *plan.UniformDrift) Result {
 	res := Result{Table: t.Name.String(), Mode: t.Mode, Attempts: attempt,
-		Type: seen.rec.Type, CatalogVersion: seen.catalogVersion(), LogVersion: seen.logVersion}
+		Type: seen.rec.Type, TableID: seen.rec.ID, Etag: seen.rec.Etag, CatalogVersion: seen.catalogVersion(), LogVersion: seen.logVersion}
 	if d != nil {
 		res.Plan, res.Updates, res.Refused = d.plan, d.updates, d.refused
 		switch d.verdict {

@@ -29,16 +29,20 @@ const (
 	OutcomeFailed Outcome = "failed"
 )
 
-// Change is one classified change an update carries: Kind (e.g.
-// column_dropped), Field (a column path, a property key, ...), Before (the
-// record's value) and After (the log's), and Class (destructive or
-// non_destructive).
+// Change is one classified change an update carries: Kind (the drift
+// kind: schema, properties, ...), Field ("column price", "property
+// owner.team", "partition columns", ...), Op (add, remove, change, move,
+// rename), Before (the record's value, null when it had none) and After
+// (the log's, null when it has none), Class (destructive or
+// non_destructive) and, for a changed column, Details.
 type Change struct {
-	Kind   string `json:"kind"`
-	Field  string `json:"field"`
-	Before any    `json:"before"`
-	After  any    `json:"after"`
-	Class  string `json:"class"`
+	Kind    string   `json:"kind"`
+	Field   string   `json:"field"`
+	Op      string   `json:"op"`
+	Before  any      `json:"before"`
+	After   any      `json:"after"`
+	Class   string   `json:"class"`
+	Details []string `json:"details,omitempty"`
 }
 
 // Record is one write in the audit trail.

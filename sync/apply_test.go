@@ -179,7 +179,7 @@ func TestSavedPlanApply(t *testing.T) {
 	}
 	// Another writer edits b between plan and apply.
 	e.divergeCatalog("b", map[string]string{"other": "z"})
-	bBefore := e.record("b").Table.Metadata.Etag
+	bBefore := e.record("b").Etag
 
 	rec := e.recorder()
 	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
@@ -217,10 +217,10 @@ func TestSavedPlanApply(t *testing.T) {
 	if writes[0].status != http.StatusOK || writes[1].status != http.StatusConflict {
 		t.Errorf("statuses %d, %d; want 200 for a, 409 for b (stale)", writes[0].status, writes[1].status)
 	}
-	if _, ok := e.record("a").Table.Metadata.Properties["stray"]; ok {
+	if _, ok := e.record("a").Properties["stray"]; ok {
 		t.Errorf("a still has stray after apply")
 	}
-	if got := e.record("b").Table.Metadata; got.Etag != bBefore || got.Properties["stray"] != "y" {
+	if got := e.record("b"); got.Etag != bBefore || got.Properties["stray"] != "y" {
 		t.Errorf("b changed by a refused apply: etag %s (was %s), stray %q", got.Etag, bBefore, got.Properties["stray"])
 	}
 	recs := readAudit(t, auditPath)
@@ -244,7 +244,7 @@ func TestSavedPlanApply(t *testing.T) {
 			t.Errorf("refused write has etag_after %v", r["etag_after"])
 		}
 	}
-	if got := e.record("a").Table.Metadata.Etag; recs[0]["etag_after"] != got {
+	if got := e.record("a").Etag; recs[0]["etag_after"] != got {
 		t.Errorf("a's etag is %s, the audit says %v", got, recs[0]["etag_after"])
 	}
 }

@@ -186,9 +186,9 @@ func TestRenameFromDiff(t *testing.T) {
 	}
 	v := int64(1)
 	rec := Record{Name: catalog.TableName{Catalog: "c", Schema: "s", Table: "t"}}
-	rec.Table.Metadata.Columns = cols
-	rec.Table.Metadata.LastCommitVersion = &v
-	rec.Table.Metadata.Properties = map[string]string{"delta.minReaderVersion": "1", "delta.minWriterVersion": "2"}
+	rec.Columns = cols
+	rec.LastCommitVersion = &v
+	rec.Protocol = &catalog.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
 	p := Diff(LogState{Version: 2, SchemaString: schema("cost"), Protocol: catalog.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}}, rec, DiffOptions{})
 	want := []short{
 		{"column price", OpRename, ClassDestructive, []string{`renamed to "cost" (destructive)`}},

@@ -66,6 +66,9 @@ func contractMetrics() map[string]metricSpec {
 		"deltasync_event_subscription_up":             {gauge, []string{"subscription"}},
 		"deltasync_event_subscription_failures_total": {counter, []string{"subscription"}},
 		"deltasync_log_reads_skipped_total":           {counter, nil},
+		// Adoption (register rules).
+		"deltasync_tables_discovered":   {gauge, nil},
+		"deltasync_registrations_total": {counter, []string{"outcome"}},
 	}
 }
 

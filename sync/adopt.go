@@ -628,3 +628,11 @@ func orphaned(loc string, err error) error {
 	return &problem{outcome: OutcomeOrphaned, reason: ReasonOrphaned,
 		err: fmt.Errorf("orphaned: %s holds no Delta log; the record is never deleted, never written: %w", loc, err)}
 }
+
+// CheckRegisterOptions checks register rules against the storage policy
+// as New does, without a catalog: each problem is a *TemplateError naming
+// its rule (or an error for the options as a whole).
+func CheckRegisterOptions(opts *RegisterOptions, policy *StoragePolicy) error {
+	_, err := newAdopter(opts, policy)
+	return err
+}

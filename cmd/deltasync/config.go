@@ -50,6 +50,8 @@ type config struct {
 	Log              logConfig     `json:"log"`
 	Storage          storageConfig `json:"storage"`
 	Events           *eventsConfig `json:"events,omitempty"` // see events.go
+	// Register creates the records of tables found in storage (register.go).
+	Register *registerConfig `json:"register,omitempty"`
 }
 
 type catalogConfig struct {
@@ -211,6 +213,7 @@ func (c *config) validate() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.Events.validate()...)
+	errs = append(errs, c.Register.validate(c.Storage)...)
 	errs = append(errs, c.Log.validate()...)
 	return errors.Join(errs...)
 }
@@ -314,8 +317,8 @@ func (c *config) validateTables() problems {
 	if c.ResyncInterval < 0 {
 		p.add("resync_interval: must not be negative (0: every table fully re-read every cycle)")
 	}
-	if len(c.Tables) == 0 {
-		p.add("tables: at least one rule with an include pattern is required (or pass --include)")
+	if len(c.Tables) == 0 && c.Register.options() == nil {
+		p.add("tables: at least one rule with an include pattern is required (or pass --include), or a register rule")
 	}
 	_, err := sync.NewSelector(c.rules())
 	p.addErr(tablesKeys(err))

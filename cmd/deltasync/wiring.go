@@ -302,6 +302,7 @@ func (c *cli) newApp(cfg config, mode appMode) (*app, error) {
 		Logger:            a.log,
 		Metrics:           a.metrics,
 		Dirty:             a.events.Dirty(),
+		Register:          cfg.Register.options(),
 	})
 	if err != nil {
 		return nil, err

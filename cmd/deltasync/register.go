@@ -1,0 +1,122 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/deltasync/deltasync/sync"
+)
+
+// registerConfig is the `register:` section: rules that make deltasync
+// create the catalog record of each Delta table it finds in storage under
+// a location template (sync.RegisterOptions). Opt-in: with no rule nothing
+// is ever created.
+type registerConfig struct {
+	Rules []registerRule `json:"rules"`
+	// Interval is how often discovery re-lists the templates (plan and
+	// once always discover).
+	Interval *duration `json:"interval"`
+	// MaxPerCycle bounds the creations of one cycle; the rest wait.
+	MaxPerCycle *int `json:"max_per_cycle"`
+	// CreateSchemas creates a missing schema instead of flagging its tables.
+	CreateSchemas bool `json:"create_schemas"`
+}
+
+type registerRule struct {
+	Location string `json:"location"`
+	Name     string `json:"name"`
+}
+
+// The defaults of register's keys.
+const (
+	defaultRegisterInterval    = 10 * time.Minute
+	defaultRegisterMaxPerCycle = 100
+)
+
+// fill sets the keys left out to their defaults (a nil section stays nil).
+func (r *registerConfig) fill() {
+	if r == nil {
+		return
+	}
+	if r.Interval == nil {
+		d := duration(defaultRegisterInterval)
+		r.Interval = &d
+	}
+	if r.MaxPerCycle == nil {
+		n := defaultRegisterMaxPerCycle
+		r.MaxPerCycle = &n
+	}
+}
+
+// options are the sync options of the section (nil without rules).
+func (r *registerConfig) options() *sync.RegisterOptions {
+	if r == nil || len(r.Rules) == 0 {
+		return nil
+	}
+	r.fill()
+	o := &sync.RegisterOptions{Interval: time.Duration(*r.Interval), MaxPerCycle: *r.MaxPerCycle, CreateSchemas: r.CreateSchemas}
+	for _, rule := range r.Rules {
+		o.Rules = append(o.Rules, sync.RegisterRule{Location: rule.Location, Name: rule.Name})
+	}
+	return o
+}
+
+// validate reports each problem under its key: register.rules[i].location,
+// register.rules[i].name, register.interval, register.max_per_cycle. A
+// template outside storage.allowed_locations is one of them.
+func (r *registerConfig) validate(storage storageConfig) []error {
+	if r == nil {
+		return nil
+	}
+	r.fill()
+	var errs []error
+	if *r.Interval < 0 {
+		errs = append(errs, errors.New("register.interval: must not be negative (0: every cycle)"))
+	}
+	if *r.MaxPerCycle < 0 {
+		errs = append(errs, errors.New("register.max_per_cycle: must not be negative (0: no bound)"))
+	}
+	complete := true
+	for i, rule := range r.Rules {
+		if strings.TrimSpace(rule.Location) == "" {
+			errs = append(errs, fmt.Errorf("register.rules[%d].location: required", i))
+			complete = false
+		}
+		if strings.TrimSpace(rule.Name) == "" {
+			errs = append(errs, fmt.Errorf("register.rules[%d].name: required (catalog.schema.table, e.g. main.{schema}.{table})", i))
+			complete = false
+		}
+	}
+	policy, err := storage.policy()
+	o := r.options()
+	if !complete || err != nil || o == nil { // a bad policy is reported under storage.allowed_locations
+		return errs
+	}
+	o.MaxPerCycle = max(o.MaxPerCycle, 0) // reported above
+	return append(errs, registerKeys(sync.CheckRegisterOptions(o, policy))...)
+}
+
+// registerKeys names sync's template errors by their config keys.
+func registerKeys(err error) []error {
+	if err == nil {
+		return nil
+	}
+	var list []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	} else {
+		list = []error{err}
+	}
+	out := make([]error, 0, len(list))
+	for _, e := range list {
+		var te *sync.TemplateError
+		if errors.As(e, &te) {
+			out = append(out, fmt.Errorf("register.rules[%d].%s: %w", te.Rule, strings.ToLower(te.Field), te.Err))
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}

@@ -65,7 +65,7 @@ func (r *Reconciler) fastPath(ctx context.Context, st *tableState, t Target) (Re
 		t.Mode != v.mode || st.table == nil || st.snap == nil || st.snap.Version != v.version {
 		return Result{}, false
 	}
-	if r.opts.VendedCredentials && !r.opts.Now().Before(st.credsValid.Time()) {
+	if r.credsExpired(&st.tableLog) {
 		return Result{}, false // the full path vends new credentials
 	}
 	// With events, a table no notification named since its last read is

@@ -99,13 +99,8 @@ type Reconciler struct {
 // the one worker reconciling the table.
 type tableState struct {
 	status TableStatus
-	table  *deltalog.Table
-	url    string // the location table was opened at, as the storage policy resolved it
-	loc    string // the catalog's location snap was read from
-	snap   *deltalog.Snapshot
-	// credsValid is until when the vended credentials the table was opened
-	// with may still be used (zero: not vended, or expiry unknown).
-	credsValid compactTime
+	// tableLog is the table's log handle and last snapshot (logread.go).
+	tableLog
 	// verified is the last full verdict "in sync" (fast path, fastpath.go).
 	verified verified
 	// describedID is the metaData.id of the last log read at loc that the

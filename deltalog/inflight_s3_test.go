@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deltasync/deltasync/internal/fakes3"
 	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 )
 
 // bucketsServer is gofakes3 with several buckets behind a handler that
@@ -36,7 +36,7 @@ type bucketsServer struct {
 
 func newBucketsServer(t testing.TB, buckets ...string) *bucketsServer {
 	t.Helper()
-	backend := s3mem.New()
+	backend := fakes3.NewIndexed()
 	for _, b := range buckets {
 		if err := backend.CreateBucket(b); err != nil {
 			t.Fatal(err)

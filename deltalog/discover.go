@@ -28,7 +28,8 @@ const DefaultListPageSize = 1000
 // so is a "_delta_log" subdirectory (the directory is itself a table, not a
 // parent of tables). A directory that does not exist has no subdirectories.
 // Each page is reported to the observer as one "list" and is sent under
-// the bucket's in-flight gate, as a Table's requests are. URL forms and
+// the bucket's in-flight gate, as a Table's requests are. Each name is
+// handed to fn once. URL forms and
 // options are Open's; fn returning an error stops the listing with it.
 func ListDirs(ctx context.Context, rawURL string, pageSize int, fn func(names []string) error, opts ...Option) error {
 	o := applyOptions(opts)
@@ -55,6 +56,9 @@ func ListDirs(ctx context.Context, rawURL string, pageSize int, fn func(names []
 		pageSize = DefaultListPageSize
 	}
 	lo := &blob.ListOptions{Prefix: st.prefix, Delimiter: "/"}
+	// A store may report one common prefix on several pages (gofakes3
+	// pages over the objects under it): each name is handed on once.
+	seen := map[string]bool{}
 	token := blob.FirstPageToken
 	for len(token) > 0 {
 		start := time.Now()
@@ -74,9 +78,10 @@ func ListDirs(ctx context.Context, rawURL string, pageSize int, fn func(names []
 				continue
 			}
 			n := strings.TrimSuffix(strings.TrimPrefix(obj.Key, st.prefix), "/")
-			if n == "" || n == "_delta_log" || strings.Contains(n, "/") {
+			if n == "" || n == "_delta_log" || strings.Contains(n, "/") || seen[n] {
 				continue
 			}
+			seen[n] = true
 			names = append(names, n)
 		}
 		if len(names) > 0 {

@@ -328,6 +328,10 @@ func (r *Reconciler) adoptDiscover(ctx context.Context) ([]*candidate, []listErr
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].name.String() < out[j].name.String() })
+	// Two rules describing one directory under one name: one candidate.
+	out = slices.CompactFunc(out, func(a, b *candidate) bool {
+		return a.err == nil && b.err == nil && a.name == b.name && a.key() == b.key()
+	})
 	return out, errs
 }
 
@@ -415,7 +419,9 @@ func (r *Reconciler) adoptPlan(ctx context.Context, cands []*candidate) ([]Resul
 	for _, c := range cands {
 		if c.err == nil {
 			k := strings.ToLower(c.name.String())
-			byName[k] = append(byName[k], c)
+			if !slices.ContainsFunc(byName[k], func(o *candidate) bool { return o.key() == c.key() }) {
+				byName[k] = append(byName[k], c)
+			}
 		}
 	}
 	view, viewErr := r.catalogView(ctx, cands)

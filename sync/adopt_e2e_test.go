@@ -630,6 +630,7 @@ func TestAdoptOnS3(t *testing.T) {
 	l.copyTree(local, "w/")
 	bo, _ := bucketOptions(l.location("x"))
 	e.buckets = append(e.buckets, bo)
+	e.allowed = append(e.allowed, "s3://lake/w/**")
 	rule := sync.RegisterRule{Location: "s3://lake/w/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
 	c := newAdoptCounter()
 	once := e.adopting(c, rule, func(o *sync.Options) { o.Register.ListPageSize = 2 })

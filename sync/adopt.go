@@ -590,7 +590,8 @@ func (r *Reconciler) register(ctx context.Context, s *deltalog.Snapshot, name ca
 		Updates: []catalog.Update{catalog.UpdateMetadataSnapshotVersion{
 			LastCommitVersion: s.Version, LastCommitTimestampMs: s.CommitTimestamp}},
 	}
-	out, err := r.opts.Catalog.UpdateTable(ctx, name, up)
+	v := s.Version
+	out, err := r.updateTable(ctx, name, up, nil, &v)
 	if err != nil {
 		// Detached: the rollback must run even when ctx is what failed.
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

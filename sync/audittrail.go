@@ -1,8 +1,11 @@
 package sync
 
 import (
+	"context"
 	"errors"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/sync/audit"
@@ -75,4 +78,109 @@ func auditChange(c plan.Change) audit.Change {
 		ac.After = nil
 	}
 	return ac
+}
+
+// changeAction is the update action that carries a change.
+func changeAction(c plan.Change) string {
+	switch c.Kind {
+	case plan.KindSchema:
+		return "set-columns"
+	case plan.KindPartitioning:
+		return "set-partition-columns"
+	case plan.KindClustering:
+		if c.Op == plan.OpRemove {
+			return "remove-domain-metadata"
+		}
+		return "set-domain-metadata"
+	case plan.KindProtocol:
+		return "set-protocol"
+	case plan.KindProperties:
+		if c.Op == plan.OpRemove {
+			return "remove-properties"
+		}
+		return "set-properties"
+	case plan.KindComment:
+		return "set-table-comment"
+	case plan.KindVersion:
+		return "update-metadata-snapshot-version"
+	}
+	return "" // location, UniForm: never written
+}
+
+// changesSent keeps the changes that updates carry: a resend without a
+// refused action (split.go) did not carry its changes.
+func changesSent(changes []plan.Change, updates []catalog.Update) []plan.Change {
+	sent := map[string]bool{}
+	for _, u := range updates {
+		sent[u.Action()] = true
+	}
+	var out []plan.Change
+	for _, c := range changes {
+		if sent[changeAction(c)] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// guards returns the uuid and etag an update request asserts.
+func guards(req catalog.UpdateTableRequest) (uuid, etag string) {
+	for _, q := range req.Requirements {
+		switch v := q.(type) {
+		case catalog.AssertTableUUID:
+			uuid = v.UUID
+		case catalog.AssertEtag:
+			etag = v.Etag
+		}
+	}
+	return uuid, etag
+}
+
+// updateTable sends one updateTable and writes its audit record: synced
+// with the etag the catalog answered, refused or failed with why. changes
+// are the plan's changes; those the request carries are recorded.
+func (r *Reconciler) updateTable(ctx context.Context, name catalog.TableName, req catalog.UpdateTableRequest, changes []plan.Change, logVersion *int64) (*catalog.LoadTableResponse, error) {
+	lt, err := r.opts.Catalog.UpdateTable(ctx, name, req)
+	r.auditWrite(ctx, name, req, changesSent(changes, req.Updates), logVersion, lt, err)
+	return lt, err
+}
+
+func (r *Reconciler) auditWrite(ctx context.Context, name catalog.TableName, req catalog.UpdateTableRequest, changes []plan.Change, logVersion *int64, lt *catalog.LoadTableResponse, err error) {
+	if r.opts.Audit.Writer == nil {
+		return
+	}
+	uuid, etag := guards(req)
+	w := auditWrite{cycle: cycleOf(ctx), table: name.String(), tableID: uuid, etagBefore: etag, updates: req.Updates,
+		changes: changes, logVersion: logVersion}
+	var after *string
+	reason := ""
+	if err == nil && lt != nil {
+		after = &lt.Metadata.Etag
+	} else if err != nil {
+		reason = err.Error()
+	}
+	if aerr := r.opts.Audit.record(r.opts.Now(), w, writeOutcome(err), after, reason); aerr != nil {
+		r.logger(ctx).Error("audit record not written", zap.String("table", name.String()), zap.Error(aerr))
+	}
+}
+
+// auditHeld writes the audit record of an update held for its
+// destructive changes: nothing was sent.
+func (r *Reconciler) auditHeld(ctx context.Context, t Target, rec *plan.Record, updates []catalog.Update, changes []plan.Change, logVersion *int64, reason string) {
+	if r.opts.Audit.Writer == nil {
+		return
+	}
+	w := auditWrite{cycle: cycleOf(ctx), table: t.Name.String(), tableID: rec.ID, etagBefore: rec.Etag, updates: updates,
+		changes: changes, logVersion: logVersion}
+	if aerr := r.opts.Audit.record(r.opts.Now(), w, audit.OutcomeHeld, nil, reason); aerr != nil {
+		r.logger(ctx).Error("audit record not written", zap.String("table", t.Name.String()), zap.Error(aerr))
+	}
+}
+
+// cycleOf returns the cycle ctx is tagged with (withCycle), or nil.
+func cycleOf(ctx context.Context) *int64 {
+	if c, ok := ctx.Value(cycleKey{}).(int64); ok {
+		return &c
+	}
+	return nil
 }

@@ -261,7 +261,7 @@ func TestDryRunNeverWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc map[string]any
-	if err := json.Unmarshal([]byte(b.String()), &doc); err != nil || doc["format_version"] != "1" {
+	if err := json.Unmarshal([]byte(b.String()), &doc); err != nil || doc["format_version"] != sync.ReportFormatVersion {
 		t.Errorf("JSON report: %v %v", err, b.String())
 	}
 }

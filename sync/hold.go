@@ -3,6 +3,8 @@ package sync
 import (
 	"fmt"
 	"strings"
+
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // OnDestructive says what a sync does with an update that carries a
@@ -35,4 +37,15 @@ func ParseOnDestructive(s string) (OnDestructive, error) {
 		return OnDestructiveHold, nil
 	}
 	return "", fmt.Errorf("on_destructive %q: want sync or hold", s)
+}
+
+// whyHeld is the reason a held table is flagged with: "held: destructive:"
+// and the held changes.
+func whyHeld(changes []plan.Change) string {
+	parts := make([]string, 0, len(changes))
+	for _, c := range changes {
+		parts = append(parts, c.String())
+	}
+	return "held: destructive: " + strings.Join(parts, "; ") +
+		"; nothing sent (on_destructive: hold): apply a saved plan (deltasync plan --out FILE, then deltasync apply FILE) or set on_destructive: sync"
 }

@@ -146,4 +146,7 @@ type decision struct {
 	updates []catalog.Update
 	refused *catalog.Refusal
 	err     error
+	// held is HeldDestructive for an update held for its destructive
+	// changes (verdictFlag, updates set: what was held).
+	held string
 }

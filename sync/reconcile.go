@@ -127,13 +127,16 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 		recs = records{before: &seen.rec}
 		d := r.decide(t, &seen)
 		uniform = d.uniform
+		if d.held != "" && !r.opts.DryRun {
+			r.auditHeld(ctx, t, &seen.rec, d.updates, d.plan.Changes(), seen.logVersion, d.reason)
+		}
 		if d.verdict != verdictWrite {
 			if d.plan == nil && d.verdict == verdictInSync {
 				recs.after = &seen.rec // in sync as read
 			}
 			return result(t, attempt, &seen, &d, nil, d.err, uniform), recs
 		}
-		a, err := r.apply(ctx, t, &seen, d.updates, attempt)
+		a, err := r.apply(ctx, t, &seen, d.updates, d.plan.Changes(), attempt)
 		if errors.Is(err, errRetry) {
 			continue
 		}
@@ -151,7 +154,7 @@ func result(t Target, attempt int, seen *observed, d *decision, a *applied, err 
 	res := Result{Table: t.Name.String(), Mode: t.Mode, Attempts: attempt,
 		Type: seen.rec.Type, TableID: seen.rec.ID, Etag: seen.rec.Etag, CatalogVersion: seen.catalogVersion(), LogVersion: seen.logVersion}
 	if d != nil {
-		res.Plan, res.Updates, res.Refused = d.plan, d.updates, d.refused
+		res.Plan, res.Updates, res.Refused, res.Held = d.plan, d.updates, d.refused, d.held
 		switch d.verdict {
 		case verdictInSync:
 			res.Outcome, res.Status = OutcomeUnchanged, StatusSynced
@@ -294,6 +297,10 @@ func (r *Reconciler) decide(t Target, seen *observed) decision {
 		return d
 	}
 	d.updates = pl.Updates(seen.log)
+	if held := pl.Destructive(); len(held) > 0 && r.opts.Selector.OnDestructive(t.Name.Catalog, t.Name.Schema, t.Name.Table) == OnDestructiveHold {
+		d.ruling, d.held = flagDrift(StatusOutOfSync, "", "%s", whyHeld(held)), HeldDestructive
+		return d
+	}
 	if r.opts.DryRun {
 		d.verdict = verdictDryRun
 		d.refused, d.err = r.preflight(d.updates)
@@ -334,6 +341,7 @@ var errRetry = errors.New("etag conflict: reload and replan")
 // confirm them, and the difference left after it when that is reported.
 type applied struct {
 	updates    []catalog.Update
+	changes    []plan.Change // the plan's, for the audit trail
 	notApplied bool
 	refused    *catalog.Refusal
 	after      *plan.Record
@@ -344,8 +352,8 @@ type applied struct {
 // etag, then reads the record again to confirm the plan left nothing
 // behind. It returns what it did and re-read, with errRetry after an etag
 // conflict while attempts remain, or a classified error.
-func (r *Reconciler) apply(ctx context.Context, t Target, seen *observed, updates []catalog.Update, attempt int) (applied, error) {
-	a := applied{updates: updates}
+func (r *Reconciler) apply(ctx context.Context, t Target, seen *observed, updates []catalog.Update, changes []plan.Change, attempt int) (applied, error) {
+	a := applied{updates: updates, changes: changes}
 	rec := &seen.rec
 	l := r.logger(ctx).With(zap.String("table", t.Name.String()))
 	req := catalog.UpdateTableRequest{
@@ -353,7 +361,7 @@ func (r *Reconciler) apply(ctx context.Context, t Target, seen *observed, update
 		Updates:      updates,
 	}
 	l.Info("sending update", zap.String("etag", rec.Etag), zap.Int64("version", seen.log.Version), zap.Strings("actions", plan.ActionNames(updates)))
-	if _, err := r.opts.Catalog.UpdateTable(ctx, t.Name, req); err != nil {
+	if _, err := r.updateTable(ctx, t.Name, req, changes, seen.logVersion); err != nil {
 		if !catalog.IsConflict(err) {
 			a.notApplied = true
 			return a, r.refusedOrSplit(ctx, t, seen, &a, err)

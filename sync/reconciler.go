@@ -41,6 +41,9 @@ type Options struct {
 	RefusalBackoff Backoff
 	// DryRun never writes: drift that would be synced is reported instead.
 	DryRun bool
+	// Audit is where every catalog write, and every write refused or
+	// held, is recorded (audittrail.go); zero: nowhere.
+	Audit AuditOptions
 	// MaxAttempts bounds reload-and-replan rounds after an etag conflict (default 3).
 	MaxAttempts int
 	// TableTimeout bounds one table's reconcile (default 5m). A table in

@@ -114,7 +114,7 @@ func setColumnsOf(updates []catalog.Update) (catalog.StructType, bool) {
 // (steps exist) and, if so, the etag the planned update is to be guarded
 // by, or the error that stopped it; a step the server refuses too leaves
 // the table flagged with that answer.
-func (r *Reconciler) renameInSteps(ctx context.Context, t Target, rec *plan.Record, updates []catalog.Update) (bool, error) {
+func (r *Reconciler) renameInSteps(ctx context.Context, t Target, rec *plan.Record, updates []catalog.Update, changes []plan.Change) (bool, error) {
 	to, ok := setColumnsOf(updates)
 	if !ok {
 		return false, nil
@@ -131,7 +131,7 @@ func (r *Reconciler) renameInSteps(ctx context.Context, t Target, rec *plan.Reco
 		}
 		r.logger(ctx).Info("set-columns refused for several renames; renaming one column per request",
 			zap.String("table", t.Name.String()), zap.Int("step", i+1), zap.Int("steps", len(steps)+1))
-		lt, err := r.opts.Catalog.UpdateTable(ctx, t.Name, req)
+		lt, err := r.updateTable(ctx, t.Name, req, nil, nil) // a step: one column renamed, the plan's changes come with the last
 		if err != nil {
 			return true, fmt.Errorf("rename step %d of %d: %w", i+1, len(steps)+1, err)
 		}
@@ -141,7 +141,7 @@ func (r *Reconciler) renameInSteps(ctx context.Context, t Target, rec *plan.Reco
 		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: rec.ID}, catalog.AssertEtag{Etag: etag}},
 		Updates:      updates,
 	}
-	if _, err := r.opts.Catalog.UpdateTable(ctx, t.Name, req); err != nil {
+	if _, err := r.updateTable(ctx, t.Name, req, changes, nil); err != nil {
 		return true, fmt.Errorf("rename step %d of %d (the planned update): %w", len(steps)+1, len(steps)+1, err)
 	}
 	return true, nil

@@ -15,7 +15,13 @@ import (
 )
 
 // ReportFormatVersion is the format_version of the JSON report.
-const ReportFormatVersion = "1"
+//
+// Version 2 (change control): each table's diff lists its changes, each
+// with its class (diff.changes[].class: destructive or non_destructive);
+// a table may be held (held: destructive) with its held update's actions;
+// tables carry the record's table_id and etag. The rule for what bumps it
+// is in the README ("Formats and their versions").
+const ReportFormatVersion = "2"
 
 // Report is the outcome of one cycle.
 type Report struct {
@@ -272,6 +278,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		if len(res.Actions) > 0 {
 			switch {
+			case res.Held != "":
+				fmt.Fprintf(&b, "  held, not sent: %s\n", strings.Join(res.Actions, ", "))
 			case res.WouldUpdate:
 				fmt.Fprintf(&b, "  would send: %s\n", strings.Join(res.Actions, ", "))
 			case res.NotApplied:
@@ -294,8 +302,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	return err
 }
 
-// writePlan renders each difference on its own line.
+// writePlan renders each difference on its own line, then each change
+// with its class.
 func writePlan(b *strings.Builder, p *plan.Plan) {
+	defer writeChanges(b, p)
 	if p.Schema != nil {
 		fmt.Fprintf(b, "  schema: %s\n", strings.Join(p.Schema.Details, "; "))
 	}
@@ -394,5 +404,24 @@ func writeRegistration(b *strings.Builder, reg *Registration) {
 	}
 	if reg.Comment != "" {
 		fmt.Fprintf(b, "  comment: %s\n", reg.Comment)
+	}
+}
+
+// writeChanges marks each change of the plan with its class:
+// "  destructive: column price: remove".
+func writeChanges(b *strings.Builder, p *plan.Plan) {
+	for _, c := range p.Changes() {
+		if c.Kind == plan.KindVersion || c.Kind == plan.KindLocation || c.Kind == plan.KindUniform {
+			continue // told above; never a change control holds
+		}
+		class := "non-destructive"
+		if c.Class == plan.ClassDestructive {
+			class = "destructive"
+		}
+		line := fmt.Sprintf("%s: %s", c.Field, c.Op)
+		if len(c.Details) > 0 {
+			line += " (" + strings.Join(c.Details, ", ") + ")"
+		}
+		fmt.Fprintf(b, "  %s: %s\n", class, line)
 	}
 }

@@ -39,6 +39,9 @@ type Rule struct {
 	Include []string
 	Exclude []string
 	Mode    Mode
+	// OnDestructive says what a sync does with the selected tables'
+	// destructive changes ("": OnDestructiveSync).
+	OnDestructive OnDestructive
 }
 
 // pattern is a compiled three-part glob, lower-cased.
@@ -90,6 +93,7 @@ type compiledRule struct {
 	include []pattern
 	exclude []pattern
 	mode    Mode
+	onDestr OnDestructive
 }
 
 // Selector decides which tables a cycle covers and in which mode. Rules are
@@ -131,6 +135,11 @@ func NewSelector(rules []Rule) (*Selector, error) {
 		if _, err := ParseMode(string(cr.mode)); err != nil {
 			errs = append(errs, &RuleError{Rule: i, Err: err})
 		}
+		od, err := ParseOnDestructive(string(r.OnDestructive))
+		if err != nil {
+			errs = append(errs, &RuleError{Rule: i, Field: "OnDestructive", Err: err})
+		}
+		cr.onDestr = od
 		for _, inc := range r.Include {
 			neg := strings.HasPrefix(strings.TrimSpace(inc), "!")
 			p, err := compilePattern(strings.TrimPrefix(strings.TrimSpace(inc), "!"))
@@ -161,6 +170,18 @@ func NewSelector(rules []Rule) (*Selector, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// OnDestructive is what the rule that selects the table says of its
+// destructive changes; OnDestructiveSync for a table no rule selects.
+func (s *Selector) OnDestructive(catalogName, schema, table string) OnDestructive {
+	name := [3]string{catalogName, schema, table}
+	for _, r := range s.rules {
+		if anyMatch(r.include, name) && !anyMatch(r.exclude, name) {
+			return r.onDestr
+		}
+	}
+	return OnDestructiveSync
 }
 
 // Match reports whether the table is selected, and its mode.

@@ -51,7 +51,7 @@ func (r *Reconciler) refusedOrSplit(ctx context.Context, t Target, seen *observe
 	}
 	rf.Action = action
 	if action == "set-columns" {
-		if tried, serr := r.renameInSteps(ctx, t, &seen.rec, a.updates); tried {
+		if tried, serr := r.renameInSteps(ctx, t, &seen.rec, a.updates, a.changes); tried {
 			return r.confirmSteps(ctx, t, seen.log, a, serr)
 		}
 	}
@@ -68,7 +68,7 @@ func (r *Reconciler) refusedOrSplit(ctx context.Context, t Target, seen *observe
 	names := plan.ActionNames(rest)
 	r.logger(ctx).Info("update refused; resending without the refused action and the watermark",
 		zap.String("table", t.Name.String()), zap.String("refused", action), zap.Strings("actions", names))
-	if _, err := r.opts.Catalog.UpdateTable(ctx, t.Name, req); err != nil {
+	if _, err := r.updateTable(ctx, t.Name, req, a.changes, seen.logVersion); err != nil {
 		return perr // the whole update stays not applied; the first refusal is the news
 	}
 	a.updates, a.notApplied = rest, false

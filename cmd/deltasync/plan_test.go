@@ -39,7 +39,7 @@ func TestPlanExitCodes(t *testing.T) {
 			Actions []string `json:"actions"`
 		} `json:"tables"`
 	}
-	if code != 2 || json.Unmarshal([]byte(out), &doc) != nil || doc.FormatVersion != "1" || len(doc.Tables) != 1 {
+	if code != 2 || json.Unmarshal([]byte(out), &doc) != nil || doc.FormatVersion != "2" || len(doc.Tables) != 1 {
 		t.Errorf("json: exit %d\n%s", code, out)
 	}
 	if n := tc.updates(); n != 0 {

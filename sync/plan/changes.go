@@ -194,3 +194,17 @@ func columnChanges(log, cat catalog.StructType) []columnChange {
 	}
 	return out
 }
+
+// MarshalJSON writes the plan with its changes listed and classed
+// ("changes"), after the per-kind fields.
+func (p Plan) MarshalJSON() ([]byte, error) {
+	type plain Plan
+	cs := p.Changes()
+	if cs == nil {
+		cs = []Change{}
+	}
+	return json.Marshal(struct {
+		plain
+		Changes []Change `json:"changes"`
+	}{plain(p), cs})
+}

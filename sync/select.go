@@ -137,7 +137,7 @@ func NewSelector(rules []Rule) (*Selector, error) {
 		}
 		od, err := ParseOnDestructive(string(r.OnDestructive))
 		if err != nil {
-			errs = append(errs, &RuleError{Rule: i, Field: "OnDestructive", Err: err})
+			errs = append(errs, &RuleError{Rule: i, Err: err})
 		}
 		cr.onDestr = od
 		for _, inc := range r.Include {

@@ -52,6 +52,8 @@ type config struct {
 	Events           *eventsConfig `json:"events,omitempty"` // see events.go
 	// Register creates the records of tables found in storage (register.go).
 	Register *registerConfig `json:"register,omitempty"`
+	// Audit is where the audit trail goes (audit.go).
+	Audit auditConfig `json:"audit"`
 }
 
 type catalogConfig struct {
@@ -83,6 +85,9 @@ type tableRule struct {
 	Include patternList `json:"include"`
 	Exclude []string    `json:"exclude,omitempty"`
 	Mode    string      `json:"mode,omitempty"`
+	// OnDestructive: sync (default: the log wins) or hold (a table with a
+	// destructive change is held whole, see sync.OnDestructiveHold).
+	OnDestructive string `json:"on_destructive,omitempty"`
 }
 
 // patternList is a list of table patterns that may also be written as a
@@ -215,6 +220,7 @@ func (c *config) validate() error {
 	errs = append(errs, c.Events.validate()...)
 	errs = append(errs, c.Register.validate(c.Storage)...)
 	errs = append(errs, c.Log.validate()...)
+	errs = append(errs, c.Audit.validate()...)
 	return errors.Join(errs...)
 }
 
@@ -403,7 +409,7 @@ func (l logConfig) validate() problems {
 func (c *config) rules() []sync.Rule {
 	out := make([]sync.Rule, 0, len(c.Tables))
 	for _, t := range c.Tables {
-		out = append(out, sync.Rule{Include: t.Include, Exclude: t.Exclude, Mode: sync.Mode(t.Mode)})
+		out = append(out, sync.Rule{Include: t.Include, Exclude: t.Exclude, Mode: sync.Mode(t.Mode), OnDestructive: sync.OnDestructive(t.OnDestructive)})
 	}
 	return out
 }

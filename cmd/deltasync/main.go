@@ -70,6 +70,7 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int 
 		newRunCommand(c),
 		newOnceCommand(c),
 		newPlanCommand(c),
+		newApplyCommand(c),
 		newInspectCmd(c),
 		newCheckConfigCommand(c),
 		newDemoCommand(c),

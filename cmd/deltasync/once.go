@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -32,11 +33,12 @@ func (c *cli) cycleCommand(cmd *cobra.Command, dryRun bool) *cobra.Command {
 		if err != nil {
 			return &exitError{code: 1, err: err}
 		}
-		a, err := c.newApp(cfg, appMode{dryRun: dryRun})
+		a, err := c.newApp(cfg, appMode{dryRun: dryRun, command: cmd.Name()})
 		if err != nil {
 			return &exitError{code: 1, err: err}
 		}
 		defer a.rec.Close()
+		defer a.audit.Close()
 		applyMemoryLimit(a.log, cgroupRoot)
 		ctx := cmd.Context()
 		if f.timeout > 0 {
@@ -47,6 +49,11 @@ func (c *cli) cycleCommand(cmd *cobra.Command, dryRun bool) *cobra.Command {
 		rep := a.rec.Sync(ctx)
 		if err := writeReport(c.stdout, rep, f.output); err != nil {
 			return err
+		}
+		if f.out != "" {
+			if err := writeSavedPlan(f.out, sync.NewSavedPlan(rep, a.client.BaseURL(), version, time.Now())); err != nil {
+				return &exitError{code: 1, err: err}
+			}
 		}
 		if !dryRun && !rep.Failed() && cfg.HeartbeatURL != "" {
 			if err := pingHeartbeat(ctx, cfg.HeartbeatURL); err != nil {
@@ -79,9 +86,9 @@ func (c *cli) cycleCommand(cmd *cobra.Command, dryRun bool) *cobra.Command {
 		return nil
 	}
 	if dryRun {
-		addSyncFlags(cmd, &f, "output", "allow-empty", "timeout")
+		addSyncFlags(cmd, &f, "output", "allow-empty", "timeout", "out")
 	} else {
-		addSyncFlags(cmd, &f, "output", "allow-empty", "timeout", "heartbeat-url", "pushgateway-url")
+		addSyncFlags(cmd, &f, "output", "allow-empty", "timeout", "heartbeat-url", "pushgateway-url", "audit-file")
 	}
 	return cmd
 }

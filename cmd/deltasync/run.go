@@ -29,16 +29,17 @@ func newRunCommand(c *cli) *cobra.Command {
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			a, err := c.newApp(cfg, appMode{daemon: true})
+			a, err := c.newApp(cfg, appMode{daemon: true, command: "run"})
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
 			defer a.rec.Close()
+			defer a.audit.Close()
 			applyMemoryLimit(a.log, cgroupRoot)
 			return a.serve(cmd.Context(), nil)
 		},
 	}
-	addSyncFlags(cmd, &f, "listen", "schedule", "http-token-file", "heartbeat-url", "events-url", "max-cycle-duration")
+	addSyncFlags(cmd, &f, "listen", "schedule", "http-token-file", "heartbeat-url", "events-url", "max-cycle-duration", "audit-file")
 	return cmd
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/audit"
 	"github.com/deltasync/deltasync/sync/events"
 	"github.com/deltasync/deltasync/sync/plan"
 )
@@ -53,6 +54,9 @@ type syncFlags struct {
 	timeout        time.Duration
 	maxCycle       time.Duration
 	eventsURL      []string
+	onDestructive  string
+	auditFile      string
+	out            string
 }
 
 // addSyncFlags registers the flags every config-reading command shares
@@ -73,6 +77,7 @@ func addSyncFlags(cmd *cobra.Command, f *syncFlags, extras ...string) {
 	fs.StringVar(&f.logLevel, "log-level", "", "debug, info, warn or error")
 	fs.StringVar(&f.credentials, "credentials", "", "vended (catalog READ credentials) or ambient (process credentials)")
 	fs.IntVar(&f.concurrency, "concurrency", 0, "tables reconciled at once")
+	fs.StringVar(&f.onDestructive, "on-destructive", "", "sync or hold: what a sync does with a destructive change (a column dropped or renamed, ...), for every selected table")
 	for _, name := range extras {
 		switch name {
 		case "output":
@@ -93,6 +98,10 @@ func addSyncFlags(cmd *cobra.Command, f *syncFlags, extras ...string) {
 			fs.DurationVar(&f.timeout, "timeout", 0, "overall deadline of the command (0: none); tables not reached in time are left for the next run")
 		case "events-url":
 			fs.StringArrayVar(&f.eventsURL, "events-url", nil, "pubsub subscription URL of storage notifications (repeatable; replaces the config's events.subscriptions)")
+		case "audit-file":
+			fs.StringVar(&f.auditFile, "audit-file", "", `JSON-lines file every catalog write (and every write refused or held) is appended to, fsynced; "-" for stderr`)
+		case "out":
+			fs.StringVar(&f.out, "out", "", "also write the plan, with each table's exact guarded update, to this file for deltasync apply")
 		case "pushgateway-url":
 			fs.StringVar(&f.pushgatewayURL, "pushgateway-url", "", "Pushgateway to push metrics to after the cycle")
 		default:
@@ -136,7 +145,7 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 	}
 	switch {
 	case changed("include"):
-		cfg.Tables = []tableRule{{Include: f.include, Exclude: f.exclude, Mode: f.mode}}
+		cfg.Tables = []tableRule{{Include: f.include, Exclude: f.exclude, Mode: f.mode, OnDestructive: f.onDestructive}}
 	default:
 		for i := range cfg.Tables {
 			if changed("exclude") {
@@ -144,6 +153,9 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 			}
 			if changed("mode") && f.mode != "" {
 				cfg.Tables[i].Mode = f.mode
+			}
+			if changed("on-destructive") {
+				cfg.Tables[i].OnDestructive = f.onDestructive
 			}
 		}
 	}
@@ -169,6 +181,9 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 	}
 	if changed("events-url") {
 		cfg.Events = cfg.Events.withSubscriptions(f.eventsURL)
+	}
+	if changed("audit-file") {
+		cfg.Audit.File = f.auditFile
 	}
 	if changed("allow-location") {
 		cfg.Storage.AllowedLocations = f.allowLocations
@@ -238,6 +253,7 @@ type app struct {
 	client   *catalog.Client
 	rec      *sync.Reconciler
 	events   *events.Events // nil unless run with events configured
+	audit    *audit.Writer  // nil without an audit trail
 }
 
 // appMode is what a command asks of its app: a dry run writes nothing; a
@@ -245,6 +261,8 @@ type app struct {
 type appMode struct {
 	dryRun bool
 	daemon bool
+	// command is the command's name, for the audit trail.
+	command string
 }
 
 // newApp wires the catalog client, metrics and reconciler.
@@ -289,6 +307,11 @@ func (c *cli) newApp(cfg config, mode appMode) (*app, error) {
 			return nil, err
 		}
 	}
+	if !mode.dryRun {
+		if a.audit, err = cfg.Audit.open(c.stderr); err != nil {
+			return nil, err
+		}
+	}
 	a.rec, err = sync.New(sync.Options{
 		Catalog: a.client, Selector: sel, Shard: shard, Storage: storage,
 		LogOptions:        []deltalog.Option{deltalog.WithMaxLoadBytes(cfg.Storage.MaxLoadMiB << 20), deltalog.WithStorageGates(gates)},
@@ -299,6 +322,7 @@ func (c *cli) newApp(cfg config, mode appMode) (*app, error) {
 		ResyncInterval:    time.Duration(cfg.ResyncInterval),
 		Backoff:           sync.Backoff{Initial: time.Duration(cfg.Backoff.Initial), Max: time.Duration(cfg.Backoff.Max)},
 		DryRun:            mode.dryRun,
+		Audit:             sync.AuditOptions{Writer: a.audit, Command: mode.command, Version: version},
 		Logger:            a.log,
 		Metrics:           a.metrics,
 		Dirty:             a.events.Dirty(),

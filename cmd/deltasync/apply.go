@@ -23,7 +23,7 @@ func newApplyCommand(c *cli) *cobra.Command {
 		Short: "Send exactly a saved plan's updates, one guarded request per table (exit 0 all applied, 1 otherwise)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := c.loadConfig(cmd, &f)
+			s, err := c.loadConfig(cmd, &f)
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
@@ -36,7 +36,7 @@ func newApplyCommand(c *cli) *cobra.Command {
 			if err != nil {
 				return &exitError{code: 1, err: fmt.Errorf("%w; nothing applied", err)}
 			}
-			a, err := c.newApp(cfg, appMode{command: "apply"})
+			a, err := c.newApp(s, writeChanges, "apply")
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}

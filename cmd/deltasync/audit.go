@@ -20,15 +20,16 @@ type auditConfig struct {
 	Stderr bool `json:"stderr,omitempty"`
 }
 
-func (a auditConfig) validate() problems {
-	var p problems
+// buildAudit checks the audit section; the apps that write open it.
+func (s *settings) buildAudit(p *problems) {
+	a := s.cfg.Audit
+	s.audit = a
 	if a.MaxSizeMiB < 0 {
 		p.add("audit.max_size_mib: must not be negative")
 	}
 	if a.MaxBackups < 0 {
 		p.add("audit.max_backups: must not be negative")
 	}
-	return p
 }
 
 // open opens the audit trail the config names (nil for none).

@@ -15,7 +15,7 @@ func newCheckConfigCommand(c *cli) *cobra.Command {
 		Short: "Validate the configuration and print the effective config (exit 1 on problems)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := c.loadConfig(cmd, &f)
+			s, err := c.loadConfig(cmd, &f)
 			if err != nil {
 				fmt.Fprintln(c.stderr, "deltasync: configuration problems:")
 				for _, line := range splitErrors(err) {
@@ -23,7 +23,7 @@ func newCheckConfigCommand(c *cli) *cobra.Command {
 				}
 				return &exitError{code: 1}
 			}
-			out, err := cfg.redacted().marshalYAML()
+			out, err := s.cfg.redacted().marshalYAML()
 			if err != nil {
 				return err
 			}

@@ -4,21 +4,32 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"os"
-	"path"
 	"reflect"
-	"strings"
 	"time"
 
-	"go.uber.org/zap/zapcore"
 	"sigs.k8s.io/yaml"
 
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/internal/redact"
 	"github.com/deltasync/deltasync/sync"
 )
+
+// The configuration goes one way, and a new section (a key such as
+// on_destructive, a block such as audit:) goes through the same three
+// places; register.go is one section done so:
+//
+//  1. parse: a field of config below (its json tag is the YAML key), its
+//     default in defaultConfig, and its flag, if any, in addSyncFlags and
+//     loadConfig (wiring.go), with the key it sets in flagKeys
+//     (configsource.go) so that a problem names the flag. Only the shape
+//     is checked here: unknown keys and wrong types (configfile.go).
+//  2. validate + construct: a build function called from cli.settings
+//     (settings.go) checks the section, names each problem by its key and
+//     turns it into typed values in one step; nothing else validates it.
+//  3. typed value: a field of settings (a library's Options where there is
+//     one), which the commands (newApp, newDaemon, serve, cycleCommand)
+//     take instead of cfg.
 
 // config is deltasync's whole configuration: defaults < YAML file (strict,
 // ${VAR} expanded) < DELTASYNC_* environment < flags. It holds no secret
@@ -137,6 +148,32 @@ type logConfig struct {
 	Level  string `json:"level"`
 }
 
+// storageConfig says which storage locations catalog records may name and
+// how each bucket is reached. Catalog records never carry driver options:
+// endpoint, region, path style and account are set here, per bucket.
+type storageConfig struct {
+	// AllowedLocations are scheme://bucket/prefix globs ("**": any depth).
+	// Unset: every s3, gs, azblob and abfss bucket, and no local path.
+	AllowedLocations []string       `json:"allowed_locations,omitempty"`
+	Buckets          []bucketConfig `json:"buckets,omitempty"`
+	// MaxLoadMiB is the memory budget of one table's log read (MiB): a
+	// table whose Load would hold more at once is flagged, not read.
+	MaxLoadMiB int64 `json:"max_load_mib"`
+	// MaxInFlight and MaxInFlightPerBucket bound the object-store requests
+	// in flight: in the process, and to one bucket (S3 or GCS bucket,
+	// Azure account and container). Apart from concurrency, which bounds
+	// the tables reconciled at once: on a store each request is a round
+	// trip, so these, not the CPU, set how many tables a cycle checks.
+	MaxInFlight          int `json:"max_in_flight"`
+	MaxInFlightPerBucket int `json:"max_in_flight_per_bucket"`
+}
+
+// bucketConfig holds the gocloud URL parameters of one bucket.
+type bucketConfig struct {
+	Location string            `json:"location"` // scheme://bucket
+	Options  map[string]string `json:"options,omitempty"`
+}
+
 // duration is a time.Duration written as "30s" in YAML.
 type duration time.Duration
 
@@ -205,213 +242,6 @@ func expandStrings(v any, mapping func(string) string) any {
 		}
 	}
 	return v
-}
-
-// validate reports every problem at once.
-func (c *config) validate() error {
-	var errs []error
-	errs = append(errs, c.Catalog.validate()...)
-	errs = append(errs, c.validateTables()...)
-	errs = append(errs, c.validateCycle()...)
-	errs = append(errs, c.validateHTTP()...)
-	if _, err := sync.ParseShard(c.Shard); err != nil {
-		errs = append(errs, err)
-	}
-	errs = append(errs, c.Events.validate()...)
-	errs = append(errs, c.Register.validate(c.Storage)...)
-	errs = append(errs, c.Log.validate()...)
-	errs = append(errs, c.Audit.validate()...)
-	return errors.Join(errs...)
-}
-
-// problems collects a section's errors; add records one as fmt.Errorf.
-type problems []error
-
-func (p *problems) add(format string, args ...any) { *p = append(*p, fmt.Errorf(format, args...)) }
-
-// tablesKeys names the rules NewSelector refused by their config keys
-// (tables[i], tables[i].include, tables[i].exclude); other errors pass.
-func tablesKeys(err error) error {
-	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	} else if err != nil {
-		errs = []error{err}
-	}
-	out := make([]error, 0, len(errs))
-	for _, e := range errs {
-		var re *sync.RuleError
-		if !errors.As(e, &re) {
-			out = append(out, e)
-			continue
-		}
-		key := fmt.Sprintf("tables[%d]", re.Rule)
-		if re.Field != "" {
-			key += "." + strings.ToLower(re.Field)
-		}
-		out = append(out, fmt.Errorf("%s: %w", key, re.Err))
-	}
-	return errors.Join(out...)
-}
-
-// addErr records err unless it is nil.
-func (p *problems) addErr(err error) {
-	if err != nil {
-		*p = append(*p, err)
-	}
-}
-
-// validate checks catalog: where it is and how deltasync signs in.
-func (cc *catalogConfig) validate() problems {
-	var p problems
-	if cc.URL == "" {
-		p.add("catalog.url: required (e.g. https://uc.example.com/api/2.1/unity-catalog)")
-	} else if u, err := url.Parse(cc.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		p.add("catalog.url %q: want an http(s) URL", cc.URL)
-	} else if !strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/api/2.1/unity-catalog") {
-		p.add("catalog.url %q: must end in /api/2.1/unity-catalog", cc.URL)
-	}
-	auth := 0
-	if cc.TokenFile != "" {
-		auth++
-		p.addErr(checkSecretFile("catalog.token_file", cc.TokenFile))
-	}
-	if cc.TokenEnv != "" {
-		auth++
-	}
-	if o := cc.OAuth; o != nil {
-		auth++
-		if o.ClientID == "" {
-			p.add("catalog.oauth.client_id: required")
-		}
-		if o.ClientSecretFile == "" {
-			p.add("catalog.oauth.client_secret_file: required")
-		} else {
-			p.addErr(checkSecretFile("catalog.oauth.client_secret_file", o.ClientSecretFile))
-		}
-		if u, err := url.Parse(o.TokenURL); o.TokenURL == "" || err != nil || u.Host == "" {
-			p.add("catalog.oauth.token_url %q: want an http(s) URL", o.TokenURL)
-		}
-	}
-	if auth > 1 {
-		p.add("catalog: set at most one of token_file, token_env and oauth")
-	}
-	if cc.CAFile != "" {
-		if _, err := os.Stat(cc.CAFile); err != nil {
-			p.add("catalog.ca_file: %v", err)
-		}
-	}
-	if cc.Timeout <= 0 {
-		p.add("catalog.timeout: must be positive")
-	}
-	if cc.IdleTimeout <= 0 {
-		p.add("catalog.idle_timeout: must be positive")
-	}
-	if cc.MaxListEntries <= 0 {
-		p.add("catalog.max_list_entries: must be positive")
-	}
-	if cc.MaxRPS < 0 {
-		p.add("catalog.max_rps %v: must not be negative (0: no limit)", cc.MaxRPS)
-	}
-	return p
-}
-
-// validateTables checks which tables are read, and how: resync_interval,
-// tables, ignore_properties, credentials.
-func (c *config) validateTables() problems {
-	var p problems
-	if c.ResyncInterval < 0 {
-		p.add("resync_interval: must not be negative (0: every table fully re-read every cycle)")
-	}
-	if len(c.Tables) == 0 && c.Register.options() == nil {
-		p.add("tables: at least one rule with an include pattern is required (or pass --include), or a register rule")
-	}
-	_, err := sync.NewSelector(c.rules())
-	p.addErr(tablesKeys(err))
-	for _, g := range c.IgnoreProperties {
-		if _, err := path.Match(g, ""); err != nil {
-			p.add("ignore_properties %q: %v", g, err)
-		}
-	}
-	if _, err := sync.ParseWatermarkUpdates(c.WatermarkUpdates); err != nil {
-		p.add("watermark_updates %v", err)
-	}
-	for _, g := range c.IgnoreFieldMetadata {
-		if _, err := path.Match(g, ""); err != nil {
-			p.add("ignore_field_metadata %q: %v", g, err)
-		}
-	}
-	if c.Credentials != "vended" && c.Credentials != "ambient" {
-		p.add("credentials %q: want vended or ambient", c.Credentials)
-	}
-	return p
-}
-
-// validateCycle checks when and how hard the daemon works: schedule,
-// jitter, concurrency, backoff, max_cycle_duration.
-func (c *config) validateCycle() problems {
-	var p problems
-	_, err := sync.ParseSchedule(c.Schedule)
-	p.addErr(err)
-	if c.MaxCycleDuration < 0 {
-		p.add("max_cycle_duration: must not be negative (0: /readyz never fails for a long cycle)")
-	}
-	if c.Jitter < 0 {
-		p.add("jitter: must not be negative")
-	}
-	if c.Concurrency < 1 {
-		p.add("concurrency %d: must be at least 1", c.Concurrency)
-	}
-	if c.Backoff.Initial <= 0 || c.Backoff.Max < c.Backoff.Initial {
-		p.add("backoff: want 0 < initial <= max, got initial %s max %s",
-			time.Duration(c.Backoff.Initial), time.Duration(c.Backoff.Max))
-	}
-	return p
-}
-
-// validateHTTP checks what the daemon serves and calls: listen, http,
-// heartbeat_url, pushgateway.
-func (c *config) validateHTTP() problems {
-	var p problems
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		p.add("listen %q: %v", c.Listen, err)
-	}
-	if _, err := readGuardToken(c.HTTP.TokenFile); err != nil {
-		p.add("%v", err)
-	}
-	for _, u := range []struct{ key, v string }{{"heartbeat_url", c.HeartbeatURL}, {"pushgateway.url", c.Pushgateway.URL}} {
-		if u.v == "" {
-			continue
-		}
-		if pu, err := url.Parse(u.v); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			p.add("%s %q: want an http(s) URL", u.key, redactURL(u.v))
-		}
-	}
-	if c.Pushgateway.URL != "" && c.Pushgateway.Job == "" {
-		p.add("pushgateway.job: required with pushgateway.url")
-	}
-	return p
-}
-
-// validate checks log.
-func (l logConfig) validate() problems {
-	var p problems
-	if l.Format != "json" && l.Format != "console" {
-		p.add("log.format %q: want json or console", l.Format)
-	}
-	if _, err := zapcore.ParseLevel(l.Level); err != nil {
-		p.add("log.level %q: want debug, info, warn or error", l.Level)
-	}
-	return p
-}
-
-// rules converts the table rules for sync.NewSelector.
-func (c *config) rules() []sync.Rule {
-	out := make([]sync.Rule, 0, len(c.Tables))
-	for _, t := range c.Tables {
-		out = append(out, sync.Rule{Include: t.Include, Exclude: t.Exclude, Mode: sync.Mode(t.Mode), OnDestructive: sync.OnDestructive(t.OnDestructive)})
-	}
-	return out
 }
 
 // redacted returns a copy safe to print: URL credentials, paths and query

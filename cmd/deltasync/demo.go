@@ -94,13 +94,17 @@ func (c *cli) demo(ctx context.Context, dir, catalogURL string, keep bool) error
 	cfg.Log.Level = "error"
 	cfg.Storage.AllowedLocations = d.locations
 	quiet := &cli{ctx: ctx, stdout: out, stderr: io.Discard, env: c.env}
+	s, err := quiet.settings(cfg)
+	if err != nil {
+		return fmt.Errorf("demo: its own configuration is refused: %w", err)
+	}
 
 	fmt.Fprintln(out, "\n4. deltasync plan — what would change (never writes):")
-	if _, err := quiet.demoCycle(ctx, cfg, true); err != nil {
+	if _, err := quiet.demoCycle(ctx, s, dryRun); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "\n5. deltasync once — sync the external tables, flag the rest:")
-	a, err := quiet.demoCycle(ctx, cfg, false)
+	a, err := quiet.demoCycle(ctx, s, writeChanges)
 	if err != nil {
 		return err
 	}
@@ -109,7 +113,7 @@ func (c *cli) demo(ctx context.Context, dir, catalogURL string, keep bool) error
 		return err
 	}
 	fmt.Fprintln(out, "\n7. deltasync plan — again:")
-	if _, err := quiet.demoCycle(ctx, cfg, true); err != nil {
+	if _, err := quiet.demoCycle(ctx, s, dryRun); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "\nNext: run the daemon against this demo with `deltasync demo --serve` (status page, /metrics, drift fixed live),")
@@ -192,10 +196,10 @@ func (c *cli) demoSetup(ctx context.Context, dir, catalogURL string, keep bool) 
 	return &demoEnv{cat: cat, dir: dir, orders: ordersLog, customers: customersLog, locations: locations}, nil
 }
 
-// demoCycle runs one plan (dryRun) or once cycle with the commands' wiring
-// and prints its report and summary.
-func (c *cli) demoCycle(ctx context.Context, cfg config, dryRun bool) (*app, error) {
-	a, err := c.newApp(cfg, appMode{dryRun: dryRun})
+// demoCycle runs one plan (dryRun) or once (writeChanges) cycle with the
+// commands' wiring and prints its report and summary.
+func (c *cli) demoCycle(ctx context.Context, s settings, w writes) (*app, error) {
+	a, err := c.newApp(s, w, "")
 	if err != nil {
 		return nil, err
 	}

@@ -42,8 +42,12 @@ func (c *cli) demoServe(ctx context.Context, dir, catalogURL string, keep bool, 
 	}
 	cfg.Log.Level = "error"
 	quiet := &cli{ctx: ctx, stdout: out, stderr: io.Discard, env: c.env}
+	s, err := quiet.settings(cfg)
+	if err != nil {
+		return fmt.Errorf("demo: the config it wrote is refused: %w", err)
+	}
 	fmt.Fprintln(out, "\n4. deltasync plan — what the daemon will change (never writes):")
-	if _, err := quiet.demoCycle(ctx, cfg, true); err != nil {
+	if _, err := quiet.demoCycle(ctx, s, dryRun); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "\n5. The demo catalog and tables stay up until Ctrl-C. In another terminal run the daemon against them:\n\n")

@@ -15,7 +15,7 @@ import (
 // unmatchedRules names each table rule under which the cycle saw no table
 // at all (reconciled, skipped or backing off). Nothing is reported when the
 // listing itself failed: that is already an error.
-func unmatchedRules(cfg config, rep *sync.Report, viaFlag bool, file string) []string {
+func unmatchedRules(s settings, rep *sync.Report, viaFlag bool, file string) []string {
 	if rep.Err != nil {
 		return nil
 	}
@@ -36,14 +36,13 @@ func unmatchedRules(cfg config, rep *sync.Report, viaFlag bool, file string) []s
 		add(d)
 	}
 	var out []string
-	for i, rule := range cfg.Tables {
-		sel, err := sync.NewSelector([]sync.Rule{{Include: rule.Include, Exclude: rule.Exclude}})
-		if err != nil {
-			continue // reported by validate
+	for i, rule := range s.rules {
+		if rule.sel == nil {
+			continue // refused by settings
 		}
 		matched := false
 		for _, n := range seen {
-			if _, ok := sel.Match(n[0], n[1], n[2]); ok {
+			if _, ok := rule.sel.Match(n[0], n[1], n[2]); ok {
 				matched = true
 				break
 			}
@@ -51,7 +50,7 @@ func unmatchedRules(cfg config, rep *sync.Report, viaFlag bool, file string) []s
 		if matched {
 			continue
 		}
-		out = append(out, ruleLabel(rule, i, viaFlag, file))
+		out = append(out, ruleLabel(rule.tableRule, i, viaFlag, file))
 	}
 	return out
 }
@@ -79,15 +78,12 @@ func ruleLabel(rule tableRule, i int, viaFlag bool, file string) string {
 // storage.allowed_locations. After an upgrade that brought the allow-list
 // this is how a deployment "runs" while reconciling nothing, and exit 2
 // alone does not say why.
-func refusedSelections(cfg config, rep *sync.Report, viaFlag bool, file string) []string {
+func refusedSelections(s settings, rep *sync.Report, viaFlag bool, file string) []string {
 	if len(rep.Results) == 0 {
 		return nil
 	}
 	isRefused := func(r sync.Result) bool { return r.ErrorReason == sync.ReasonLocation }
-	allowed := cfg.Storage.AllowedLocations
-	if len(allowed) == 0 {
-		allowed = sync.DefaultAllowedLocations
-	}
+	allowed := s.allowedLocations
 	advice := fmt.Sprintf("outside storage.allowed_locations (allowed now: %s): add the tables' locations there or with --allow-location",
 		strings.Join(allowed, ", "))
 	refused := 0
@@ -101,10 +97,9 @@ func refusedSelections(cfg config, rep *sync.Report, viaFlag bool, file string) 
 			refused, rep.Results[0].Table, advice)}
 	}
 	var out []string
-	for i, rule := range cfg.Tables {
-		sel, err := sync.NewSelector([]sync.Rule{{Include: rule.Include, Exclude: rule.Exclude}})
-		if err != nil {
-			continue // reported by validate
+	for i, rule := range s.rules {
+		if rule.sel == nil {
+			continue // refused by settings
 		}
 		var matched []sync.Result
 		for _, r := range rep.Results {
@@ -112,13 +107,13 @@ func refusedSelections(cfg config, rep *sync.Report, viaFlag bool, file string) 
 			if len(parts) != 3 {
 				continue
 			}
-			if _, ok := sel.Match(parts[0], parts[1], parts[2]); ok {
+			if _, ok := rule.sel.Match(parts[0], parts[1], parts[2]); ok {
 				matched = append(matched, r)
 			}
 		}
 		if len(matched) > 0 && !slices.ContainsFunc(matched, func(r sync.Result) bool { return !isRefused(r) }) {
 			out = append(out, fmt.Sprintf("every table of %s (%d, e.g. %s) was refused because its storage location is %s",
-				ruleLabel(rule, i, viaFlag, file), len(matched), matched[0].Table, advice))
+				ruleLabel(rule.tableRule, i, viaFlag, file), len(matched), matched[0].Table, advice))
 		}
 	}
 	return out

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"sort"
@@ -111,50 +110,41 @@ func (e *eventsConfig) redacted() *eventsConfig {
 	return &out
 }
 
-// validate reports every problem of the events section.
-func (e *eventsConfig) validate() []error {
+// buildEvents checks the events section and builds the events options
+// from it: one Source per subscription (none: no events); newDaemon adds
+// the metrics and logger.
+func (s *settings) buildEvents(p *problems, c *cli) {
+	e := s.cfg.Events
+	s.events = events.Options{Concurrency: s.cfg.Concurrency, ResyncInterval: time.Duration(s.cfg.ResyncInterval)}
 	if e == nil {
-		return nil
+		return
 	}
-	var errs []error
-	for _, s := range e.Subscriptions {
-		if _, _, err := parseEventURL(s); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if e.Debounce < 0 || e.MaxWait < 0 || e.QueueSize < 0 {
-		errs = append(errs, errors.New("events: debounce, max_wait and queue_size must not be negative"))
-	}
-	return errs
-}
-
-// newEvents builds event-driven sync from the config (nil when no
-// subscription is configured).
-func (c *cli) newEvents(cfg config, a *app) (*events.Events, error) {
-	if cfg.Events == nil || len(cfg.Events.Subscriptions) == 0 {
-		return nil, nil
-	}
-	var sources []events.Source
-	for _, raw := range cfg.Events.Subscriptions {
+	for _, raw := range e.Subscriptions {
 		u, open, err := parseEventURL(raw)
 		if err != nil {
-			return nil, err
+			p.addErr(err)
+			continue
 		}
-		sources = append(sources, events.Source{
+		s.events.Sources = append(s.events.Sources, events.Source{
 			Name: redactURL(raw),
 			Open: func(ctx context.Context) (*pubsub.Subscription, func(), error) { return open(ctx, c, u) },
 		})
 	}
-	return events.New(events.Options{
-		Sources:        sources,
-		Debounce:       time.Duration(cfg.Events.Debounce),
-		QueueSize:      cfg.Events.QueueSize,
-		MaxWait:        time.Duration(cfg.Events.MaxWait),
-		Concurrency:    cfg.Concurrency,
-		ResyncInterval: time.Duration(cfg.ResyncInterval),
-		Metrics:        events.NewMetrics(a.registry),
-		Logger:         a.log,
-	})
+	if e.Debounce < 0 || e.MaxWait < 0 || e.QueueSize < 0 {
+		p.add("events: debounce, max_wait and queue_size must not be negative")
+	}
+	s.events.Debounce, s.events.QueueSize, s.events.MaxWait = time.Duration(e.Debounce), e.QueueSize, time.Duration(e.MaxWait)
+}
+
+// newEvents builds event-driven sync from the settings (nil when no
+// subscription is configured), its metrics on a's registry.
+func newEvents(s settings, a *app) (*events.Events, error) {
+	if len(s.events.Sources) == 0 {
+		return nil, nil
+	}
+	opts := s.events
+	opts.Metrics, opts.Logger = events.NewMetrics(a.registry), a.log
+	return events.New(opts)
 }
 
 // eventsReady is nil without events or when every subscription is open.

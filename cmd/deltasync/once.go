@@ -19,21 +19,22 @@ func newOnceCommand(c *cli) *cobra.Command {
 	return c.cycleCommand(&cobra.Command{
 		Use:   "once",
 		Short: "Run one sync cycle (exit 0 all good, 2 drift remains on watch-only tables, 1 a table failed)",
-	}, false)
+	}, writeChanges)
 }
 
-// cycleCommand completes plan (dryRun) and once: both run exactly one
-// Reconciler.Sync cycle and differ only in whether it may write. Exit 0: in
-// sync; 2: drift (found, or left on watch-only tables); 1: a table failed.
-func (c *cli) cycleCommand(cmd *cobra.Command, dryRun bool) *cobra.Command {
+// cycleCommand completes plan (dryRun) and once (writeChanges): both run
+// exactly one Reconciler.Sync cycle and differ only in whether it may
+// write. Exit 0: in sync; 2: drift (found, or left on watch-only tables);
+// 1: a table failed.
+func (c *cli) cycleCommand(cmd *cobra.Command, w writes) *cobra.Command {
 	var f syncFlags
 	cmd.Args = cobra.NoArgs
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		cfg, err := c.loadConfig(cmd, &f)
+		s, err := c.loadConfig(cmd, &f)
 		if err != nil {
 			return &exitError{code: 1, err: err}
 		}
-		a, err := c.newApp(cfg, appMode{dryRun: dryRun, command: cmd.Name()})
+		a, err := c.newApp(s, w, cmd.Name())
 		if err != nil {
 			return &exitError{code: 1, err: err}
 		}
@@ -55,13 +56,13 @@ func (c *cli) cycleCommand(cmd *cobra.Command, dryRun bool) *cobra.Command {
 				return &exitError{code: 1, err: err}
 			}
 		}
-		if !dryRun && !rep.Failed() && cfg.HeartbeatURL != "" {
-			if err := pingHeartbeat(ctx, cfg.HeartbeatURL); err != nil {
+		if w == writeChanges && !rep.Failed() && s.heartbeatURL != "" {
+			if err := pingHeartbeat(ctx, s.heartbeatURL); err != nil {
 				a.log.Warn("heartbeat failed", zap.Error(err))
 			}
 		}
-		if !dryRun && cfg.Pushgateway.URL != "" {
-			if err := pushMetrics(ctx, cfg.Pushgateway, a.registry); err != nil {
+		if w == writeChanges && s.push.URL != "" {
+			if err := pushMetrics(ctx, s.push, a.registry); err != nil {
 				a.log.Warn("pushing metrics failed", zap.Error(err))
 			}
 		}
@@ -72,8 +73,8 @@ func (c *cli) cycleCommand(cmd *cobra.Command, dryRun bool) *cobra.Command {
 			fmt.Fprintf(c.stderr, "deltasync: --timeout %s reached; tables not reached in time are left for the next run\n", f.timeout)
 			return &exitError{code: 1}
 		}
-		unmatched := unmatchedRules(cfg, rep, cmd.Flags().Changed("include"), f.configFile)
-		c.reportRefused(refusedSelections(cfg, rep, cmd.Flags().Changed("include"), f.configFile))
+		unmatched := unmatchedRules(s, rep, cmd.Flags().Changed("include"), f.configFile)
+		c.reportRefused(refusedSelections(s, rep, cmd.Flags().Changed("include"), f.configFile))
 		c.reportUnmatched(unmatched, f.allowEmpty)
 		switch {
 		case rep.Failed():
@@ -85,7 +86,7 @@ func (c *cli) cycleCommand(cmd *cobra.Command, dryRun bool) *cobra.Command {
 		}
 		return nil
 	}
-	if dryRun {
+	if w == dryRun {
 		addSyncFlags(cmd, &f, "output", "allow-empty", "timeout", "out")
 	} else {
 		addSyncFlags(cmd, &f, "output", "allow-empty", "timeout", "heartbeat-url", "pushgateway-url", "audit-file")

@@ -11,5 +11,5 @@ func newPlanCommand(c *cli) *cobra.Command {
 	return c.cycleCommand(&cobra.Command{
 		Use:   "plan",
 		Short: "Show what would change, table by table; never writes (exit 0 in sync, 2 drift, 1 error)",
-	}, true)
+	}, dryRun)
 }

@@ -63,60 +63,51 @@ func (r *registerConfig) options() *sync.RegisterOptions {
 	return o
 }
 
-// validate reports each problem under its key: register.rules[i].location,
-// register.rules[i].name, register.interval, register.max_per_cycle. A
-// template outside storage.allowed_locations is one of them.
-func (r *registerConfig) validate(storage storageConfig) []error {
+// buildRegister checks the register section and sets the reconcile's
+// RegisterOptions (nil without rules). Each problem is named by its key:
+// register.rules[i].location, register.rules[i].name, register.interval,
+// register.max_per_cycle. A template outside storage.allowed_locations is
+// one of them.
+func (s *settings) buildRegister(p *problems) {
+	r := s.cfg.Register
 	if r == nil {
-		return nil
+		return
 	}
 	r.fill()
-	var errs []error
 	if *r.Interval < 0 {
-		errs = append(errs, errors.New("register.interval: must not be negative (0: every cycle)"))
+		p.add("register.interval: must not be negative (0: every cycle)")
 	}
 	if *r.MaxPerCycle < 0 {
-		errs = append(errs, errors.New("register.max_per_cycle: must not be negative (0: no bound)"))
+		p.add("register.max_per_cycle: must not be negative (0: no bound)")
 	}
 	complete := true
 	for i, rule := range r.Rules {
 		if strings.TrimSpace(rule.Location) == "" {
-			errs = append(errs, fmt.Errorf("register.rules[%d].location: required", i))
+			p.add("register.rules[%d].location: required", i)
 			complete = false
 		}
 		if strings.TrimSpace(rule.Name) == "" {
-			errs = append(errs, fmt.Errorf("register.rules[%d].name: required (catalog.schema.table, e.g. main.{schema}.{table})", i))
+			p.add("register.rules[%d].name: required (catalog.schema.table, e.g. main.{schema}.{table})", i)
 			complete = false
 		}
 	}
-	policy, err := storage.policy()
 	o := r.options()
-	if !complete || err != nil || o == nil { // a bad policy is reported under storage.allowed_locations
-		return errs
+	s.reconcile.Register = o
+	policy := s.reconcile.Storage
+	if !complete || policy == nil || o == nil { // a bad policy is reported under storage.allowed_locations
+		return
 	}
-	o.MaxPerCycle = max(o.MaxPerCycle, 0) // reported above
-	return append(errs, registerKeys(sync.CheckRegisterOptions(o, policy))...)
+	checked := *o
+	checked.MaxPerCycle = max(o.MaxPerCycle, 0) // reported above
+	p.addNamed(sync.CheckRegisterOptions(&checked, policy), registerKey)
 }
 
-// registerKeys names sync's template errors by their config keys.
-func registerKeys(err error) []error {
-	if err == nil {
-		return nil
+// registerKey names a template sync refused by its config key
+// (register.rules[i].location, register.rules[i].name); other errors pass.
+func registerKey(e error) error {
+	var te *sync.TemplateError
+	if !errors.As(e, &te) {
+		return e
 	}
-	var list []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		list = j.Unwrap()
-	} else {
-		list = []error{err}
-	}
-	out := make([]error, 0, len(list))
-	for _, e := range list {
-		var te *sync.TemplateError
-		if errors.As(e, &te) {
-			out = append(out, fmt.Errorf("register.rules[%d].%s: %w", te.Rule, strings.ToLower(te.Field), te.Err))
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
+	return fmt.Errorf("register.rules[%d].%s: %w", te.Rule, strings.ToLower(te.Field), te.Err)
 }

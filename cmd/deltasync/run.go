@@ -25,11 +25,11 @@ func newRunCommand(c *cli) *cobra.Command {
 		Short: "Run the daemon: sync on a schedule and serve /metrics, /healthz, /readyz",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := c.loadConfig(cmd, &f)
+			s, err := c.loadConfig(cmd, &f)
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			a, err := c.newApp(cfg, appMode{daemon: true, command: "run"})
+			a, err := c.newDaemon(s)
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
@@ -59,7 +59,7 @@ func (a *app) handler() http.Handler {
 			http.Error(w, "not ready: no completed cycle with the catalog reachable yet\n"+progress, http.StatusServiceUnavailable)
 			return
 		}
-		if limit := time.Duration(a.cfg.MaxCycleDuration); limit > 0 && p.Running && p.Age(time.Now()) > limit {
+		if limit := a.s.daemon.maxCycle; limit > 0 && p.Running && p.Age(time.Now()) > limit {
 			http.Error(w, fmt.Sprintf("not ready: the running cycle has exceeded max_cycle_duration %s\n%s", limit, progress), http.StatusServiceUnavailable)
 			return
 		}
@@ -77,38 +77,31 @@ func (a *app) handler() http.Handler {
 // shuts the server down gracefully. If ready is non-nil it receives the
 // listener address once the server listens (tests).
 func (a *app) serve(ctx context.Context, ready chan<- net.Addr) error {
-	sched, err := sync.ParseSchedule(a.cfg.Schedule)
-	if err != nil {
-		return &exitError{code: 1, err: err}
-	}
-	token, err := readGuardToken(a.cfg.HTTP.TokenFile)
-	if err != nil {
-		return &exitError{code: 1, err: err}
-	}
-	ln, err := net.Listen("tcp", a.cfg.Listen)
+	d := a.s.daemon
+	ln, err := net.Listen("tcp", d.listen)
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
 	if ready != nil {
 		ready <- ln.Addr()
 	}
-	srv := &http.Server{Handler: guard(token, a.handler()), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: guard(d.httpToken, a.handler()), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	a.log.Info("deltasync running", zap.String("listen", ln.Addr().String()), zap.String("schedule", a.cfg.Schedule))
+	a.log.Info("deltasync running", zap.String("listen", ln.Addr().String()), zap.String("schedule", d.scheduleSpec))
 
 	stopEvents := a.startEvents(ctx)
-	loopErr := sync.Loop(ctx, sched, time.Duration(a.cfg.Jitter), func(ctx context.Context) {
+	loopErr := sync.Loop(ctx, d.schedule, d.jitter, func(ctx context.Context) {
 		defer releaseMemory()
 		rep := a.rec.Sync(ctx)
-		if unmatched := unmatchedRules(a.cfg, rep, false, ""); len(unmatched) > 0 {
+		if unmatched := unmatchedRules(a.s, rep, false, ""); len(unmatched) > 0 {
 			a.log.Warn("a table rule selected no table: check the catalog, schema and table names", zap.Strings("rules", unmatched))
 		}
-		for _, s := range refusedSelections(a.cfg, rep, false, "") {
+		for _, s := range refusedSelections(a.s, rep, false, "") {
 			a.log.Warn(s)
 		}
-		if !rep.Failed() && !rep.Interrupted && a.cfg.HeartbeatURL != "" {
-			if err := pingHeartbeat(ctx, a.cfg.HeartbeatURL); err != nil {
+		if !rep.Failed() && !rep.Interrupted && a.s.heartbeatURL != "" {
+			if err := pingHeartbeat(ctx, a.s.heartbeatURL); err != nil {
 				a.log.Warn("heartbeat failed", zap.Error(err))
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,7 +26,6 @@ import (
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/audit"
 	"github.com/deltasync/deltasync/sync/events"
-	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // syncFlags are the flags shared by plan, once, run and check-config. Each
@@ -116,8 +116,11 @@ func envName(flag string) string {
 	return "DELTASYNC_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
 
-// loadConfig builds the effective configuration: defaults < file < env < flags.
-func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
+// loadConfig reads the effective configuration (defaults < file < env <
+// flags) and builds its settings: the one place a command's configuration
+// is read and checked. Every problem is reported at once, each named where
+// the user wrote it (a file's key, a flag, an environment variable).
+func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (settings, error) {
 	fs := cmd.Flags()
 	fromEnv, errs := c.flagsFromEnv(fs)
 	cfg := defaultConfig()
@@ -192,15 +195,13 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (config, error) {
 		errs = append(errs, fmt.Errorf("-o %q: want text or json", f.output))
 	}
 	if unreadable {
-		return cfg, errors.Join(errs...)
+		return settings{cfg: cfg}, errors.Join(errs...)
 	}
-	if err := cfg.validate(); err != nil {
+	s, err := c.settings(cfg)
+	if err != nil {
 		errs = append(errs, nameSources(err, changed, fromEnv))
 	}
-	if err := cfg.validateSecurity(c.getenv); err != nil {
-		errs = append(errs, nameSources(err, changed, fromEnv))
-	}
-	return cfg, errors.Join(errs...)
+	return s, errors.Join(errs...)
 }
 
 // flagsFromEnv sets every flag of fs not given on the command line from
@@ -227,111 +228,110 @@ func (c *cli) flagsFromEnv(fs *pflag.FlagSet) (fromEnv map[string]bool, errs []e
 	return fromEnv, errs
 }
 
-// newLogger builds the zap logger the config asks for, writing to w.
-func newLogger(cfg logConfig, w io.Writer) *zap.Logger {
-	level, err := zapcore.ParseLevel(cfg.Level)
-	if err != nil {
-		level = zapcore.InfoLevel
-	}
+// newLogger builds the zap logger the settings ask for, writing to w.
+func newLogger(l logSettings, w io.Writer) *zap.Logger {
 	var enc zapcore.Encoder
-	if cfg.Format == "console" {
+	if l.console {
 		enc = zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig())
 	} else {
 		ec := zap.NewProductionEncoderConfig()
 		ec.EncodeTime = zapcore.ISO8601TimeEncoder
 		enc = zapcore.NewJSONEncoder(ec)
 	}
-	return zap.New(zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), level))
+	return zap.New(zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), l.level))
 }
 
-// app is everything a command needs, wired from the config.
+// app is everything a command needs, wired from its settings.
 type app struct {
-	cfg      config
+	s        settings
 	log      *zap.Logger
 	registry *prometheus.Registry
 	metrics  *sync.Metrics
 	client   *catalog.Client
 	rec      *sync.Reconciler
-	events   *events.Events // nil unless run with events configured
-	audit    *audit.Writer  // nil without an audit trail
+	events   *events.Events // run's storage events (newDaemon); nil without events.subscriptions
+	audit    *audit.Writer  // nil without an audit trail, and for plan
 }
 
-// appMode is what a command asks of its app: a dry run writes nothing; a
-// daemon (deltasync run) also subscribes to storage events.
-type appMode struct {
-	dryRun bool
-	daemon bool
-	// command is the command's name, for the audit trail.
-	command string
-}
+// writes says whether a command's cycles may write to the catalog.
+type writes bool
 
-// newApp wires the catalog client, metrics and reconciler.
-func (c *cli) newApp(cfg config, mode appMode) (*app, error) {
-	a := &app{cfg: cfg, registry: prometheus.NewRegistry()}
-	a.log = newLogger(cfg.Log, c.stderr)
-	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a.metrics = sync.NewMetrics(a.registry, version)
-	tok, err := c.tokenSource(cfg.Catalog)
+const (
+	dryRun       writes = false // plan: drift is reported, never written
+	writeChanges writes = true  // once, run: sync-mode tables are written
+)
+
+// newApp wires the catalog client, metrics and reconciler of a command
+// that runs cycles on its own (plan, once, apply, the demo): no source of
+// work but the cycle. command names it in the audit trail, which only a
+// command that writes opens.
+func (c *cli) newApp(s settings, w writes, command string) (*app, error) {
+	a, err := c.newParts(s)
 	if err != nil {
 		return nil, err
 	}
-	a.client, err = catalog.New(strings.TrimRight(cfg.Catalog.URL, "/"), catalog.Options{
-		Token: tok, Version: version, Timeout: time.Duration(cfg.Catalog.Timeout),
-		Observer: a.metrics.ObserveCatalog, CAFile: cfg.Catalog.CAFile, InsecureSkipVerify: cfg.Catalog.InsecureSkipVerify,
-		// every worker plus the lister may hold a connection
-		IdleConnsPerHost: cfg.Concurrency + 2, MaxRPS: cfg.Catalog.MaxRPS,
-		IdleTimeout: time.Duration(cfg.Catalog.IdleTimeout), MaxListEntries: cfg.Catalog.MaxListEntries,
-		Retry: retryPolicy(cfg.Catalog, a.log, a.metrics),
-	})
-	if err != nil {
-		return nil, err
-	}
-	sel, err := sync.NewSelector(cfg.rules())
-	if err != nil {
-		return nil, tablesKeys(err)
-	}
-	shard, err := sync.ParseShard(cfg.Shard)
-	if err != nil {
-		return nil, err
-	}
-	storage, err := cfg.Storage.policy()
-	if err != nil {
-		return nil, err
-	}
-	gates, err := deltalog.NewStorageGates(cfg.Storage.limits())
-	if err != nil {
-		return nil, err
-	}
-	if mode.daemon { // only the daemon listens to storage events
-		if a.events, err = c.newEvents(cfg, a); err != nil {
-			return nil, err
-		}
-	}
-	if !mode.dryRun {
-		if a.audit, err = cfg.Audit.open(c.stderr); err != nil {
-			return nil, err
-		}
-	}
-	a.rec, err = sync.New(sync.Options{
-		Catalog: a.client, Selector: sel, Shard: shard, Storage: storage,
-		LogOptions:        []deltalog.Option{deltalog.WithMaxLoadBytes(cfg.Storage.MaxLoadMiB << 20), deltalog.WithStorageGates(gates)},
-		VendedCredentials: cfg.Credentials == "vended",
-		Diff:              plan.DiffOptions{IgnoreProperties: cfg.IgnoreProperties, IgnoreFieldMetadata: cfg.IgnoreFieldMetadata},
-		WatermarkUpdates:  watermarkUpdates(cfg.WatermarkUpdates),
-		Concurrency:       cfg.Concurrency,
-		ResyncInterval:    time.Duration(cfg.ResyncInterval),
-		Backoff:           sync.Backoff{Initial: time.Duration(cfg.Backoff.Initial), Max: time.Duration(cfg.Backoff.Max)},
-		DryRun:            mode.dryRun,
-		Audit:             sync.AuditOptions{Writer: a.audit, Command: mode.command, Version: version},
-		Logger:            a.log,
-		Metrics:           a.metrics,
-		Dirty:             a.events.Dirty(),
-		Register:          cfg.Register.options(),
-	})
-	if err != nil {
+	if err := a.newReconciler(c, w, command, nil); err != nil {
 		return nil, err
 	}
 	return a, nil
+}
+
+// newDaemon wires run's app: newApp's, and the storage events configured
+// (events.subscriptions), which fill the reconciler's Dirty between cycles.
+func (c *cli) newDaemon(s settings) (*app, error) {
+	a, err := c.newParts(s)
+	if err != nil {
+		return nil, err
+	}
+	if a.events, err = newEvents(s, a); err != nil {
+		return nil, err
+	}
+	if err := a.newReconciler(c, writeChanges, "run", a.events.Dirty()); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// newParts wires what every app has before its reconciler: logger,
+// metrics and the catalog client.
+func (c *cli) newParts(s settings) (*app, error) {
+	a := &app{s: s, registry: prometheus.NewRegistry()}
+	a.log = newLogger(s.log, c.stderr)
+	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.metrics = sync.NewMetrics(a.registry, version)
+	tok, err := c.tokenSource(s.cfg.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	opts := s.catalog
+	opts.Token, opts.Observer = tok, a.metrics.ObserveCatalog
+	opts.Retry = retryPolicy(opts.Retry, a.log, a.metrics)
+	if a.client, err = catalog.New(s.catalogURL, opts); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// newReconciler completes the settings' reconcile options with a's parts,
+// fresh storage gates, the audit trail (when w writes), and dirty (nil: no
+// source of work but the cycle).
+func (a *app) newReconciler(c *cli, w writes, command string, dirty *sync.Dirty) error {
+	gates, err := deltalog.NewStorageGates(a.s.limits)
+	if err != nil {
+		return err
+	}
+	if w == writeChanges {
+		if a.audit, err = a.s.audit.open(c.stderr); err != nil {
+			return err
+		}
+	}
+	opts := a.s.reconcile
+	opts.Catalog, opts.Logger, opts.Metrics = a.client, a.log, a.metrics
+	opts.LogOptions = append(slices.Clip(opts.LogOptions), deltalog.WithStorageGates(gates))
+	opts.DryRun, opts.Dirty = w == dryRun, dirty
+	opts.Audit = sync.AuditOptions{Writer: a.audit, Command: command, Version: version}
+	a.rec, err = sync.New(opts)
+	return err
 }
 
 // tokenSource picks the catalog credential the config names.
@@ -404,10 +404,4 @@ func writeReport(w io.Writer, rep *sync.Report, format string) error {
 	}
 	_, err = w.Write(buf.Bytes())
 	return err
-}
-
-// watermarkUpdates is cfg's watermark_updates, checked by validate.
-func watermarkUpdates(s string) sync.WatermarkUpdates {
-	w, _ := sync.ParseWatermarkUpdates(s)
-	return w
 }

@@ -48,18 +48,44 @@ var bucketOptionNames = map[string][]string{
 	"abfss":  {"domain", "protocol", "localemu", "cdn"},
 }
 
+// PolicyError is a problem with one entry given to NewStoragePolicy: the
+// pattern allowed[Index], or the bucket buckets[Index] (its Location, or,
+// when Option is set, that option). The caller, which knows where the
+// entries came from, names them (cmd: storage.allowed_locations,
+// storage.buckets[i].location, storage.buckets[i].options.NAME).
+type PolicyError struct {
+	Bucket bool   // buckets[Index]; otherwise allowed[Index]
+	Index  int    // the entry's position in its list
+	Value  string // the pattern or bucket location as given
+	Option string // the bucket option at fault ("": the entry itself)
+	Err    error
+}
+
+func (e *PolicyError) Error() string {
+	switch {
+	case !e.Bucket:
+		return fmt.Sprintf("allowed location %d %q: %v", e.Index, e.Value, e.Err)
+	case e.Option != "":
+		return fmt.Sprintf("bucket %d option %s: %v", e.Index, e.Option, e.Err)
+	}
+	return fmt.Sprintf("bucket %d location %q: %v", e.Index, e.Value, e.Err)
+}
+
+func (e *PolicyError) Unwrap() error { return e.Err }
+
 // NewStoragePolicy parses the allow-list (nil: DefaultAllowedLocations) and
-// the per-bucket options. Every problem is reported at once.
+// the per-bucket options. Every problem is reported at once, as
+// *PolicyError values joined (errors.Join).
 func NewStoragePolicy(allowed []string, buckets []BucketOptions) (*StoragePolicy, error) {
 	if allowed == nil {
 		allowed = DefaultAllowedLocations
 	}
 	p := &StoragePolicy{buckets: map[string]url.Values{}}
-	var errs []string
-	for _, a := range allowed {
+	var errs []error
+	for i, a := range allowed {
 		lp, err := location.ParsePattern(a)
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("storage.allowed_locations %q: %v", a, err))
+			errs = append(errs, &PolicyError{Index: i, Value: a, Err: err})
 			continue
 		}
 		p.allowed = append(p.allowed, lp)
@@ -67,11 +93,11 @@ func NewStoragePolicy(allowed []string, buckets []BucketOptions) (*StoragePolicy
 	for i, b := range buckets {
 		key, names, err := bucketKey(b.Location)
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("storage.buckets[%d].location %q: %v", i, b.Location, err))
+			errs = append(errs, &PolicyError{Bucket: true, Index: i, Value: b.Location, Err: err})
 			continue
 		}
 		if _, dup := p.buckets[key]; dup {
-			errs = append(errs, fmt.Sprintf("storage.buckets[%d].location %q: listed twice", i, b.Location))
+			errs = append(errs, &PolicyError{Bucket: true, Index: i, Value: b.Location, Err: errors.New("listed twice")})
 			continue
 		}
 		q := url.Values{}
@@ -82,16 +108,16 @@ func NewStoragePolicy(allowed []string, buckets []BucketOptions) (*StoragePolicy
 		sort.Strings(keys)
 		for _, k := range keys {
 			if !contains(names, k) {
-				errs = append(errs, fmt.Sprintf("storage.buckets[%d].options.%s: unknown for %s (want one of %s)",
-					i, k, key, strings.Join(names, ", ")))
+				errs = append(errs, &PolicyError{Bucket: true, Index: i, Value: b.Location, Option: k,
+					Err: fmt.Errorf("unknown for %s (want one of %s)", key, strings.Join(names, ", "))})
 				continue
 			}
 			q.Set(k, b.Options[k])
 		}
 		p.buckets[key] = q
 	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -105,7 +131,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// bucketKey checks a storage.buckets[] location (scheme://bucket, no path)
+// bucketKey checks a bucket's location (scheme://bucket, no path)
 // and returns its key and the option names its scheme accepts.
 func bucketKey(loc string) (string, []string, error) {
 	l, err := location.Parse(loc)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -104,9 +105,31 @@ func TestNewStoragePolicyErrors(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, want := range []string{`"ftp://x/**"`, `"s3://b/t?x=1"`, `"s3:///**"`, "storage.buckets[0]", "options.bogus", "storage.buckets[2]"} {
+	for _, want := range []string{`"ftp://x/**"`, `"s3://b/t?x=1"`, `"s3:///**"`, `"s3://b/path"`, "option bogus", `"file:///x"`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %s:\n%v", want, err)
 		}
+	}
+	// Each problem is a *PolicyError naming its entry; the caller names
+	// the entries in its own words (cmd: storage.buckets[i]), sync never.
+	type entry struct {
+		bucket bool
+		index  int
+		option string
+	}
+	var got []entry
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var pe *PolicyError
+		if !errors.As(e, &pe) || pe.Err == nil {
+			t.Fatalf("%v (%T): want a *PolicyError with its cause", e, e)
+		}
+		got = append(got, entry{pe.Bucket, pe.Index, pe.Option})
+	}
+	want := []entry{{false, 0, ""}, {false, 1, ""}, {false, 2, ""}, {true, 0, ""}, {true, 1, "bogus"}, {true, 2, ""}}
+	if !slices.Equal(got, want) {
+		t.Errorf("problems %+v, want %+v", got, want)
+	}
+	if strings.Contains(err.Error(), "storage.") {
+		t.Errorf("the config's key names leaked into sync's errors:\n%v", err)
 	}
 }

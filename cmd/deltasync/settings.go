@@ -336,11 +336,7 @@ func (s *settings) buildStorage(p *problems) {
 		buckets = append(buckets, sync.BucketOptions{Location: b.Location, Options: b.Options})
 	}
 	policy, err := sync.NewStoragePolicy(st.AllowedLocations, buckets)
-	for _, line := range strings.Split(errString(err), "\n") {
-		if line != "" {
-			p.addErr(errors.New(line))
-		}
-	}
+	p.addNamed(err, storageKey)
 	if st.MaxLoadMiB <= 0 {
 		p.add("storage.max_load_mib %d: must be positive", st.MaxLoadMiB)
 	}
@@ -359,10 +355,18 @@ func (s *settings) buildStorage(p *problems) {
 	}
 }
 
-// errString is err's message, "" for nil.
-func errString(err error) string {
-	if err == nil {
-		return ""
+// storageKey names an entry NewStoragePolicy refused by its config key
+// (storage.allowed_locations, storage.buckets[i].location,
+// storage.buckets[i].options.NAME); other errors pass.
+func storageKey(e error) error {
+	var pe *sync.PolicyError
+	switch {
+	case !errors.As(e, &pe):
+		return e
+	case !pe.Bucket:
+		return fmt.Errorf("storage.allowed_locations %q: %w", pe.Value, pe.Err)
+	case pe.Option != "":
+		return fmt.Errorf("storage.buckets[%d].options.%s: %w", pe.Index, pe.Option, pe.Err)
 	}
-	return err.Error()
+	return fmt.Errorf("storage.buckets[%d].location %q: %w", pe.Index, pe.Value, pe.Err)
 }

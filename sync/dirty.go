@@ -160,6 +160,20 @@ func (d *Dirty) enter(t Target) func() {
 	if d == nil {
 		return func() {}
 	}
+	release := d.enterTable(t) // the table first, then a slot: no lock-order cycle
+	d.slots <- struct{}{}
+	return func() {
+		<-d.slots
+		release()
+	}
+}
+
+// enterTable serialises reconciles of one table without taking a
+// reconcile slot (a cycle's cheap check). It returns the release function.
+func (d *Dirty) enterTable(t Target) func() {
+	if d == nil {
+		return func() {}
+	}
 	name := t.Name.String()
 	d.mu.Lock()
 	l := d.locks[name]
@@ -169,12 +183,8 @@ func (d *Dirty) enter(t Target) func() {
 	}
 	d.table(name).target = t
 	d.mu.Unlock()
-	l <- struct{}{} // the table first, then a slot: no lock-order cycle
-	d.slots <- struct{}{}
-	return func() {
-		<-d.slots
-		<-l
-	}
+	l <- struct{}{}
+	return func() { <-l }
 }
 
 // table returns the table's entry, creating it. d.mu must be held.

@@ -67,11 +67,38 @@ type Result struct {
 // within Options.TableTimeout, and within Options.ShutdownDrain of ctx
 // being cancelled.
 func (r *Reconciler) Reconcile(ctx context.Context, t Target) Result {
+	return r.reconcileTable(ctx, t, true)
+}
+
+// reconcileTable is Reconcile, with the fast path tried first when fast
+// is set (a cycle's checkers have tried it already).
+func (r *Reconciler) reconcileTable(ctx context.Context, t Target, fast bool) Result {
 	defer r.opts.Dirty.enter(t)()
 	ctx, cancel := tableContext(ctx, r.opts.TableTimeout, r.opts.ShutdownDrain)
 	defer cancel()
-	res := r.reconcile(ctx, t)
+	res := r.reconcile(ctx, t, fast)
 	r.record(res)
+	r.logResult(ctx, res)
+	return res
+}
+
+// check is a cycle's first look at a table: the fast path alone. ok is
+// false when the table needs a full reconcile (nothing is recorded then).
+// It holds the table, not one of the reconcile slots: it costs one LIST.
+func (r *Reconciler) check(ctx context.Context, t Target) (Result, bool) {
+	defer r.opts.Dirty.enterTable(t)()
+	ctx, cancel := tableContext(ctx, r.opts.TableTimeout, r.opts.ShutdownDrain)
+	defer cancel()
+	res, ok := r.fastPath(ctx, r.state(t.Name.String()), t)
+	if !ok {
+		return Result{}, false
+	}
+	r.record(res)
+	r.logResult(ctx, res)
+	return res, true
+}
+
+func (r *Reconciler) logResult(ctx context.Context, res Result) {
 	l := r.logger(ctx).With(zap.String("table", res.Table))
 	if res.LogVersion != nil {
 		l = l.With(zap.Int64("version", *res.LogVersion))
@@ -86,7 +113,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, t Target) Result {
 	default:
 		l.Debug("in sync")
 	}
-	return res
 }
 
 func kindsOf(p *plan.Plan) []plan.DriftKind {
@@ -96,10 +122,12 @@ func kindsOf(p *plan.Plan) []plan.DriftKind {
 	return p.Kinds()
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, t Target) Result {
+func (r *Reconciler) reconcile(ctx context.Context, t Target, fast bool) Result {
 	st := r.state(t.Name.String())
-	if res, ok := r.fastPath(ctx, st, t); ok {
-		return res
+	if fast {
+		if res, ok := r.fastPath(ctx, st, t); ok {
+			return res
+		}
 	}
 	res, recs := r.reconcileFull(ctx, st, t)
 	r.remember(st, t, &res, recs.before, recs.after)

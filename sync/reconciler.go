@@ -324,7 +324,7 @@ const listBuffer = 64
 // deltalog's default storage requests in flight per process, so the
 // checks can keep the storage limits busy (10,000 unchanged tables on S3
 // at 20 ms per LIST: 64 per bucket in flight is 3 s of round trips, where
-// 4 workers took 50 s).
+// 4 workers needed at least 50 s: floors from the settings, not measured).
 const DefaultCheckConcurrency = 256
 
 // startWorkers starts the cycle's two pools: up to CheckConcurrency

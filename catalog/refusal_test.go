@@ -197,11 +197,19 @@ func runRefusals(t *testing.T, base string, token string) {
 		{"empty name", "name is required", cols(named(""))},
 		{"decimal precision", "precision must be in [0, 38]", cols(dec)},
 		{"partition column", "partition-columns references unknown column: nope", catalog.SetPartitionColumns{Columns: []string{"nope"}}},
+		{"unknown domain", "Unknown domain in remove-domain-metadata: nope", catalog.RemoveDomainMetadata{Domains: []string{"nope"}}},
 	} {
 		_, err := c.UpdateTable(ctx, name, req(c400.up))
 		r, ok := catalog.AsRefusal(err)
 		if !ok || r.Status != 400 || r.Type != "InvalidParameterValueException" || !strings.Contains(r.Message, c400.msg) || r.PreFlight {
 			t.Errorf("%s: err = %v, refusal %+v", c400.name, err, r)
+		}
+		// The server's message names the action; with another action in
+		// the request, the refused one is still told apart.
+		both := req(c400.up)
+		both.Updates = append(both.Updates, catalog.SetTableComment{Comment: "c"})
+		if r.Action != c400.up.Action() || catalog.RefusedAction(r, both) != c400.up.Action() {
+			t.Errorf("%s: refusal action %q, RefusedAction %q, want %s", c400.name, r.Action, catalog.RefusedAction(r, both), c400.up.Action())
 		}
 	}
 	tooLong := catalog.SetProperties{Updates: map[string]string{strings.Repeat("k", 256): "v"}}
@@ -217,6 +225,55 @@ func runRefusals(t *testing.T, base string, token string) {
 	after, err := c.LoadTable(ctx, name)
 	if err != nil || after.Metadata.Etag != md.Etag {
 		t.Errorf("a refused update changed the record: %v, etag %s -> %s", err, md.Etag, after.Metadata.Etag)
+	}
+}
+
+// TestRefusedActionFromServerMessages reads the refused action from the
+// messages a real Unity Catalog server (0.6.0) answers (taken verbatim
+// from it) and from the guarded test server, the name the message gives
+// before any guess from its words.
+func TestRefusedActionFromServerMessages(t *testing.T) {
+	all := catalog.UpdateTableRequest{Updates: []catalog.Update{
+		catalog.SetColumns{}, catalog.SetPartitionColumns{}, catalog.SetProperties{}, catalog.RemoveProperties{},
+		catalog.SetDomainMetadata{}, catalog.RemoveDomainMetadata{}, catalog.SetTableComment{}, catalog.SetProtocol{},
+	}}
+	for _, c := range []struct {
+		status     int
+		msg, named string // named: what the message names ("" none)
+		want       string // RefusedAction over all
+	}{
+		{400, "Duplicate field name (case-insensitive) in columns.fields[1]: ID", "set-columns", "set-columns"},
+		{400, "columns.fields[0].name is required.", "set-columns", "set-columns"},
+		{400, "columns.fields[0].type.precision must be in [0, 38], got 39.", "set-columns", "set-columns"},
+		{400, "columns.fields[0].type: Unsupported Delta primitive type: nosuchtype", "set-columns", "set-columns"},
+		{400, "partition-columns references unknown column: nope", "set-partition-columns", "set-partition-columns"},
+		{400, "partition-columns contains duplicate entry (case-insensitive): ID", "set-partition-columns", "set-partition-columns"},
+		// The old text match knew "domain metadata" and "set-domain-metadata" only.
+		{400, "Unknown domain in remove-domain-metadata: nope", "remove-domain-metadata", "remove-domain-metadata"},
+		// The refused value is the writer's: a partition column named like
+		// an action does not make the message name that action.
+		{400, "partition-columns references unknown column: set-columns", "set-partition-columns", "set-partition-columns"},
+		// The old text match took "column mapping" for set-columns first.
+		{400, "set-properties: delta.columnMapping.mode cannot be changed: column mapping is fixed", "set-properties", "set-properties"},
+		{400, "set-properties and remove-properties overlap on keys: [k]", "", ""},
+		{500, `Failed to update table columns.s.t: could not execute statement [Value too long for column "PROPERTY_KEY CHARACTER VARYING(255)": "'kkkk... (256)"]`, "", "set-properties"},
+		{400, "Cannot rename or drop column id: the table does not use column mapping.", "", "set-columns"},
+		{400, "Update to Delta domain metadata delta.clustering is not allowed", "", "set-domain-metadata"},
+	} {
+		err := &catalog.APIError{Status: c.status, Type: "InvalidParameterValueException", Message: c.msg, Operation: "updateTable"}
+		r, ok := catalog.AsRefusal(err)
+		if !ok {
+			t.Fatalf("%q is not a refusal", c.msg)
+		}
+		if r.Action != c.named {
+			t.Errorf("%q: refusal names %q, want %q", c.msg, r.Action, c.named)
+		}
+		if got := catalog.RefusedAction(r, all); got != c.want {
+			t.Errorf("%q: RefusedAction %q, want %q", c.msg, got, c.want)
+		}
+		if got := catalog.RefusedAction(r, catalog.UpdateTableRequest{Updates: []catalog.Update{catalog.SetTableComment{}}}); got != "" {
+			t.Errorf("%q: RefusedAction %q for a request without it", c.msg, got)
+		}
 	}
 }
 

@@ -2,9 +2,8 @@ package sync
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -22,27 +21,29 @@ import (
 // the planned update, which then holds the one remaining rename. Each step
 // is its own guarded request (uuid and the etag the previous step left).
 
-// renameSteps returns the intermediate column lists that take from to
-// to one top-level rename at a time, before the final update that sends
-// to itself: for n renames, n-1 lists. It returns nil when fewer than two
-// columns are renamed, when columns are matched by no column-mapping
-// identity (mode is neither "id" nor "name"), or when an intermediate
-// list would hold two columns equal ignoring case (a swap: a→b, b→a),
-// which no order of single renames can avoid.
-func renameSteps(from, to catalog.StructType, mode string) []catalog.StructType {
+// renameSteps returns the intermediate column lists that take from
+// through the renames of a plan's changes (plan.Change.Rename: the
+// columns the plan classified as renamed, matched by their column-mapping
+// identity there and nowhere else) one top-level rename at a time, before
+// the final update that sends the log's columns: for n renames, n-1
+// lists. It returns nil when fewer than two columns are renamed, when the
+// table uses no column mapping (mode is neither "id" nor "name": the
+// server refuses any rename there, one at a time or not), or when an
+// intermediate list would hold two columns equal ignoring case (a swap:
+// a→b, b→a), which no order of single renames can avoid.
+func renameSteps(from catalog.StructType, changes []plan.Change, mode string) []catalog.StructType {
 	if mode != "id" && mode != "name" {
 		return nil
 	}
-	newName := map[string]string{}
-	for _, f := range to.Fields {
-		if id := fieldIdentity(f, mode); id != "" {
-			newName[id] = f.Name
+	newName := map[string]string{} // the catalog's name -> the log's
+	for _, c := range changes {
+		if old, to, ok := c.Rename(); ok {
+			newName[old] = to
 		}
 	}
 	var renamed []int // indexes into from.Fields, in column order
 	for i, f := range from.Fields {
-		id := fieldIdentity(f, mode)
-		if n, ok := newName[id]; ok && id != "" && n != f.Name {
+		if _, ok := newName[f.Name]; ok {
 			renamed = append(renamed, i)
 		}
 	}
@@ -53,35 +54,13 @@ func renameSteps(from, to catalog.StructType, mode string) []catalog.StructType 
 	steps := make([]catalog.StructType, 0, len(renamed)-1)
 	for _, i := range renamed[:len(renamed)-1] {
 		cur = append([]catalog.StructField(nil), cur...)
-		cur[i].Name = newName[fieldIdentity(cur[i], mode)]
+		cur[i].Name = newName[cur[i].Name]
 		if duplicateNames(cur) {
 			return nil
 		}
 		steps = append(steps, catalog.StructType{Fields: cur})
 	}
 	return steps
-}
-
-// fieldIdentity is the key a column keeps across renames under the
-// column-mapping mode ("" when the field has none).
-func fieldIdentity(f catalog.StructField, mode string) string {
-	key := "delta.columnMapping.physicalName"
-	if mode == "id" {
-		key = "delta.columnMapping.id"
-	}
-	switch v := f.Metadata[key].(type) {
-	case string:
-		return v
-	case json.Number:
-		return v.String()
-	case float64:
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	case int64:
-		return strconv.FormatInt(v, 10)
-	case int:
-		return strconv.Itoa(v)
-	}
-	return ""
 }
 
 func duplicateNames(fields []catalog.StructField) bool {
@@ -96,17 +75,9 @@ func duplicateNames(fields []catalog.StructField) bool {
 	return false
 }
 
-// setColumnsOf returns the columns a planned update sets, if it does.
-func setColumnsOf(updates []catalog.Update) (catalog.StructType, bool) {
-	for _, u := range updates {
-		if sc, ok := u.(catalog.SetColumns); ok {
-			return sc.Columns, true
-		}
-		if sc, ok := u.(*catalog.SetColumns); ok && sc != nil {
-			return sc.Columns, true
-		}
-	}
-	return catalog.StructType{}, false
+// setsColumns reports whether a planned update sets the columns.
+func setsColumns(updates []catalog.Update) bool {
+	return slices.ContainsFunc(updates, func(u catalog.Update) bool { return u.Action() == "set-columns" })
 }
 
 // renameInSteps sends the rename steps for a set-columns the server
@@ -115,11 +86,10 @@ func setColumnsOf(updates []catalog.Update) (catalog.StructType, bool) {
 // by, or the error that stopped it; a step the server refuses too leaves
 // the table flagged with that answer.
 func (r *Reconciler) renameInSteps(ctx context.Context, t Target, rec *plan.Record, updates []catalog.Update, changes []plan.Change) (bool, error) {
-	to, ok := setColumnsOf(updates)
-	if !ok {
+	if !setsColumns(updates) {
 		return false, nil
 	}
-	steps := renameSteps(rec.Columns, to, rec.Properties["delta.columnMapping.mode"])
+	steps := renameSteps(rec.Columns, changes, rec.Properties["delta.columnMapping.mode"])
 	if steps == nil {
 		return false, nil
 	}

@@ -50,8 +50,9 @@ const (
 	OpChange Op = "change" // both have it, with different values
 	OpMove   Op = "move"   // a column at another position (Catalog and Log are positions)
 	// OpRename is a column-mapped column with another name: the same
-	// delta.columnMapping.id (Field names it as the catalog does, Log
-	// holds its new definition).
+	// identity, its delta.columnMapping.id or else its physical name
+	// (Field names it as the catalog does, Log holds its new definition;
+	// Change.Rename reads both names).
 	OpRename Op = "rename"
 )
 
@@ -157,10 +158,10 @@ type columnChange struct {
 
 // columnChanges lists top-level column differences in the order
 // schemaDetails tells them: the log's columns added, changed, renamed or
-// moved, then the catalog's dropped. Columns are matched by
-// column-mapping id where both sides have one (a rename keeps the id),
-// else by name; a name kept with another id is a column dropped and
-// another added. A column's value is its JSON in the catalog model; a
+// moved, then the catalog's dropped. Columns are matched by identity
+// (matchField: the column-mapping id, else the physical name, where both
+// sides have one; a rename keeps it), else by name; a name kept with
+// another identity is a column dropped and another added. A column's value is its JSON in the catalog model; a
 // moved column's values are its positions.
 func columnChanges(log, cat catalog.StructType) []columnChange {
 	enc := func(f catalog.StructField) string {

@@ -27,7 +27,7 @@ const (
 // Class is a change's class, by kind and operation:
 //
 //   - a column removed (dropped) or renamed (OpRename: same
-//     column-mapping id, another name): destructive;
+//     column-mapping identity, another name): destructive;
 //   - a column changed: destructive when any part of it is (Details says
 //     which): a type changed other than a widening the Delta protocol
 //     sanctions (IsTypeWidening), nullability tightened (a column, an
@@ -61,18 +61,6 @@ func (p Plan) Destructive() []Change {
 		}
 	}
 	return out
-}
-
-// columnMappingID is the field metadata key of a column-mapped column's id.
-const columnMappingID = "delta.columnMapping.id"
-
-// fieldID returns a column's column-mapping id, or "" without one.
-func fieldID(f *catalog.StructField) string {
-	v, ok := f.Metadata[columnMappingID]
-	if !ok {
-		return ""
-	}
-	return fmt.Sprint(v)
 }
 
 // note is one part of a column's change, for its class and Details.
@@ -154,7 +142,7 @@ func typeNotes(path []string, before, after *catalog.DataType, add addNote) {
 }
 
 // structNotes compares the fields of a nested struct, matched by
-// column-mapping id where both sides have one, else by name.
+// identity (matchField).
 func structNotes(path []string, before, after []catalog.StructField, add addNote) {
 	matched := make([]bool, len(before))
 	for j := range after {
@@ -172,24 +160,6 @@ func structNotes(path []string, before, after []catalog.StructField, add addNote
 			add(true, "%s dropped (destructive)", joinPath(append(slices.Clip(path), before[i].Name)))
 		}
 	}
-}
-
-// matchField finds after's counterpart among the not yet matched fields
-// of before: the same column-mapping id, else the same name (unless the
-// two have different ids: then it is another column); -1 if none.
-func matchField(before []catalog.StructField, matched []bool, a *catalog.StructField) int {
-	aid := fieldID(a)
-	for i := range before {
-		if !matched[i] && aid != "" && fieldID(&before[i]) == aid {
-			return i
-		}
-	}
-	for i := range before {
-		if bid := fieldID(&before[i]); !matched[i] && before[i].Name == a.Name && (bid == "" || aid == "" || bid == aid) {
-			return i
-		}
-	}
-	return -1
 }
 
 // metadataNotes notes field metadata keys that differ; the column-mapping

@@ -18,6 +18,12 @@ func mapped(id int) map[string]any {
 	return map[string]any{"delta.columnMapping.id": json.Number(strconv.Itoa(id)), "delta.columnMapping.physicalName": "col-" + strconv.Itoa(id)}
 }
 
+// physical is name-mode column mapping's field metadata as a writer that
+// assigns no ids has it: the physical name alone.
+func physical(name string) map[string]any {
+	return map[string]any{"delta.columnMapping.physicalName": name}
+}
+
 func schemaPlan(before []catalog.StructField, after ...catalog.StructField) Plan {
 	return Plan{Schema: &SchemaChange{Catalog: catalog.StructType{Fields: before}, Log: catalog.StructType{Fields: after}}}
 }
@@ -63,6 +69,17 @@ func TestChangesClassified(t *testing.T) {
 			schemaPlan([]catalog.StructField{col("id", "long", true, mapped(1)), col("price", "double", true, mapped(2))},
 				col("id", "long", true, mapped(1)), col("cost", "double", true, mapped(2))),
 			[]short{{"column price", OpRename, ClassDestructive, []string{`renamed to "cost" (destructive)`}}}},
+		{"column renamed under name-mode column mapping without ids: the physical name is the identity",
+			schemaPlan([]catalog.StructField{col("id", "long", true, physical("col-1")), col("price", "double", true, physical("col-2"))},
+				col("id", "long", true, physical("col-1")), col("cost", "double", true, physical("col-2"))),
+			[]short{{"column price", OpRename, ClassDestructive, []string{`renamed to "cost" (destructive)`}}}},
+		{"the id is the identity where one side lacks a physical name",
+			schemaPlan([]catalog.StructField{col("price", "double", true, mapped(2))},
+				col("cost", "double", true, map[string]any{"delta.columnMapping.id": json.Number("2")})),
+			[]short{{"column price", OpRename, ClassDestructive, []string{`renamed to "cost" (destructive)`, "metadata delta.columnMapping.physicalName changed"}}}},
+		{"a name kept with another physical name is a column dropped and another added",
+			schemaPlan([]catalog.StructField{col("price", "double", true, physical("col-2"))}, col("price", "double", true, physical("col-3"))),
+			[]short{{"column price", OpAdd, ClassNonDestructive, nil}, {"column price", OpRemove, ClassDestructive, nil}}},
 		{"a name kept with another column-mapping id is a column dropped and another added",
 			schemaPlan([]catalog.StructField{col("price", "double", true, mapped(2))}, col("price", "double", true, mapped(3))),
 			[]short{{"column price", OpAdd, ClassNonDestructive, nil}, {"column price", OpRemove, ClassDestructive, nil}}},
@@ -196,5 +213,29 @@ func TestRenameFromDiff(t *testing.T) {
 	}
 	if d := cmp.Diff(want, shorten(p.Changes())); d != "" {
 		t.Errorf("Changes (-want +got):\n%s", d)
+	}
+}
+
+// TestChangeRename reads both names of a rename back from the change, for
+// every identity a rename is matched by, and nothing from other changes.
+func TestChangeRename(t *testing.T) {
+	for _, md := range []func() map[string]any{
+		func() map[string]any { return mapped(2) },
+		func() map[string]any { return physical("col-2") },
+	} {
+		cs := schemaPlan([]catalog.StructField{col("id", "long", true, nil), col("price", "double", true, md())},
+			col("id", "long", false, nil), col("cost", "double", true, md())).Changes()
+		var renames [][2]string
+		for _, c := range cs {
+			if from, to, ok := c.Rename(); ok {
+				renames = append(renames, [2]string{from, to})
+			}
+		}
+		if d := cmp.Diff([][2]string{{"price", "cost"}}, renames); d != "" {
+			t.Errorf("renames (-want +got):\n%s", d)
+		}
+	}
+	if _, _, ok := (Change{Kind: KindSchema, Field: "column x", Op: OpRename, Log: "not json"}).Rename(); ok {
+		t.Error("a rename whose Log is not a column was read")
 	}
 }

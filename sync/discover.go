@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/deltasync/deltasync/catalog"
@@ -132,4 +133,36 @@ func notDelta(ti *catalog.TableInfo) string {
 		return fmt.Sprintf("data source format %s is not Delta", f)
 	}
 	return ""
+}
+
+// listedRefusal refuses a listed table whose storage location the storage
+// policy refuses, from the listing alone: the full reconcile would read the
+// record only to refuse the same location before any storage request, so
+// the result is the one it gives (flagged, ReasonLocation, the same
+// reason), with the record's type, id and watermark as listed. ok is false
+// when the listing names no location or the policy allows it.
+func (r *Reconciler) listedRefusal(t Target) (Result, bool) {
+	l := t.Listed
+	if l == nil || l.StorageLocation == "" {
+		return Result{}, false
+	}
+	_, _, err := r.opts.Storage.Resolve(l.StorageLocation)
+	p := refused(err)
+	if p == nil {
+		return Result{}, false
+	}
+	res := Result{Table: t.Name.String(), Type: tableType(l.TableType), TableID: l.TableID, Mode: t.Mode,
+		Attempts: 1, CatalogVersion: listedVersion(l)}
+	return res.fail(p), true
+}
+
+// listedVersion is the watermark a listed record carries
+// (delta.lastUpdateVersion, from which the Delta API's last-commit-version
+// is parsed), or nil.
+func listedVersion(l *catalog.TableInfo) *int64 {
+	v, err := strconv.ParseInt(l.Properties[catalog.PropLastUpdateVersion], 10, 64)
+	if err != nil {
+		return nil
+	}
+	return &v
 }

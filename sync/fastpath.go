@@ -9,7 +9,6 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
-	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // verified is what a table looked like the last time a full reconcile found
@@ -30,6 +29,12 @@ type verified struct {
 	version   int64       // log version found in sync
 	mode      Mode
 	typ       string
+	// flagged is the result of a full reconcile that flagged the table
+	// (drift a warn-mode rule leaves, a location that differs, ...) from
+	// nothing but the two sides it read: while the listing and the log
+	// stay as they were, the next cycles report it again, flagged as
+	// before, without reading the record. Nil for a table found in sync.
+	flagged *Result
 }
 
 // compactTime is a point in time kept in 8 bytes (Unix nanoseconds, 0 for the
@@ -55,15 +60,24 @@ func (m compactTime) Time() time.Time {
 func (m compactTime) IsZero() bool { return m == 0 }
 
 // fastPath is the fast path of Reconcile: it confirms an EXTERNAL table
-// that was verified in sync and whose listed record did not change, with one
-// LIST of its log. ok is false when the full reconcile must run.
+// that was verified in sync, or flagged for what its two sides hold, and
+// whose listed record did not change, with one LIST of its log; a table
+// whose listed location the storage policy refuses is refused from the
+// listing (listedRefusal). ok is false when the full reconcile must run.
 func (r *Reconciler) fastPath(ctx context.Context, st *tableState, t Target) (Result, bool) {
 	v := &st.verified
 	l := t.Listed
 	if l == nil || l.UpdatedAt == 0 || v.until.IsZero() || !r.opts.Now().Before(v.until.Time()) ||
 		l.UpdatedAt != v.updatedAt || l.TableID != v.tableID || l.StorageLocation != v.listedLoc ||
 		t.Mode != v.mode || st.table == nil || st.snap == nil || st.snap.Version != v.version {
-		return Result{}, false
+		// Only a table not verified at this listed location is checked
+		// against the policy here: a verified one was read there under
+		// the same policy, and its check costs no parse.
+		res, ok := r.listedRefusal(t)
+		if ok {
+			st.verified = verified{}
+		}
+		return res, ok
 	}
 	if r.credsExpired(&st.tableLog) {
 		return Result{}, false // the full path vends new credentials
@@ -92,23 +106,45 @@ func (r *Reconciler) fastPath(ctx context.Context, st *tableState, t Target) (Re
 		ce.Write(zap.String("table", t.Name.String()), zap.Int64("version", v.version),
 			zap.Int64("updated_at", v.updatedAt), zap.Time("resync", v.until.Time()))
 	}
+	if v.flagged != nil {
+		return *v.flagged, true // the same result as the full reconcile that flagged it
+	}
 	version := v.version
 	return Result{Table: t.Name.String(), Type: v.typ, Mode: t.Mode, Outcome: OutcomeUnchanged, Status: StatusSynced,
 		LogVersion: &version, CatalogVersion: &version, Attempts: 1}, true
 }
 
 // remember records a full reconcile's verdict: an EXTERNAL table found (or
-// made) in sync is remembered with the listing it was checked against;
-// anything else forgets. before is the record read at the start of the
-// reconcile, after the one that confirmed it (the same unless an update was
-// sent).
-func (r *Reconciler) remember(st *tableState, t Target, res *Result, before, after *plan.Record) {
+// made) in sync is remembered with the listing it was checked against, and
+// so is one flagged (or left as it is) for what its record and log hold,
+// with its result (recs.repeatable); anything else forgets. recs.before is
+// the record read at the start of the reconcile, recs.after the one that
+// confirmed it (the same unless an update was sent).
+func (r *Reconciler) remember(st *tableState, t Target, res *Result, recs records) {
 	first := st.verified.until.IsZero()
 	st.verified = verified{}
 	// A synced table still OutOfSync (UniForm drift the catalog cannot
-	// take) is read in full again, or its drift would vanish from reports.
+	// take) is not in sync: it is kept only as a repeatable flag, with
+	// the result that reports its drift.
 	inSync := res.Status == StatusSynced && (res.Outcome == OutcomeSynced || res.Outcome == OutcomeUnchanged && res.Plan == nil)
-	if r.opts.ResyncInterval <= 0 || t.Listed == nil || t.Listed.UpdatedAt == 0 || !inSync ||
+	var flagged *Result
+	if !inSync {
+		// A flag that depends on nothing but the record and the log
+		// read (decide's repeatable verdicts: no held update, no
+		// time-dependent watermark hold, no dry run) holds for as long
+		// as both stay as they were. A catalog-managed record is not
+		// kept: its ratified commits do not advance updated_at.
+		if !recs.repeatable || recs.before == nil || recs.before.Managed() {
+			return
+		}
+		kept := *res
+		flagged = &kept
+	}
+	after := recs.after
+	if flagged != nil {
+		after = recs.before // nothing was sent
+	}
+	if r.opts.ResyncInterval <= 0 || t.Listed == nil || t.Listed.UpdatedAt == 0 ||
 		res.LogVersion == nil || after == nil || after.Managed() || st.snap == nil || st.snap.Version != *res.LogVersion {
 		return
 	}
@@ -118,7 +154,7 @@ func (r *Reconciler) remember(st *tableState, t Target, res *Result, before, aft
 	// before the update showed the listed value), the value after the
 	// update is what the next listing will show.
 	updatedAt := t.Listed.UpdatedAt
-	if res.Outcome == OutcomeSynced && before.UpdatedTime == t.Listed.UpdatedAt {
+	if res.Outcome == OutcomeSynced && recs.before.UpdatedTime == t.Listed.UpdatedAt {
 		updatedAt = after.UpdatedTime
 	}
 	resync := r.opts.ResyncInterval
@@ -132,6 +168,7 @@ func (r *Reconciler) remember(st *tableState, t Target, res *Result, before, aft
 		until:     compactTimeOf(r.opts.Now().Add(resync)),
 		updatedAt: updatedAt, tableID: t.Listed.TableID, listedLoc: listedLoc,
 		version: *res.LogVersion, mode: t.Mode, typ: tableType(res.Type),
+		flagged: flagged,
 	}
 }
 

@@ -149,4 +149,10 @@ type decision struct {
 	// held is HeldDestructive for an update held for its destructive
 	// changes (verdictFlag, updates set: what was held).
 	held string
+	// repeatable is set when the verdict follows from the record and the
+	// log alone (the catalog-managed ruling and policy's flags and
+	// leave-as-is verdicts), not from the clock (a watermark held back),
+	// a hold that audits each time, or a dry run's pre-flight: while both
+	// sides stay unchanged the same verdict holds (fastpath.go).
+	repeatable bool
 }

@@ -130,14 +130,17 @@ func (r *Reconciler) reconcile(ctx context.Context, t Target, fast bool) Result 
 		}
 	}
 	res, recs := r.reconcileFull(ctx, st, t)
-	r.remember(st, t, &res, recs.before, recs.after)
+	r.remember(st, t, &res, recs)
 	return res
 }
 
 // records are the catalog records a full reconcile read: before is the
 // latest read before deciding, after the one that confirmed the verdict.
+// repeatable is set when the verdict was decided from the two sides read
+// alone (decision.repeatable), so that it holds while neither changes.
 type records struct {
 	before, after *plan.Record
+	repeatable    bool
 }
 
 // reconcileFull re-reads both sides of the table (load), compares them and
@@ -162,6 +165,7 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 			if d.plan == nil && d.verdict == verdictInSync {
 				recs.after = &seen.rec // in sync as read
 			}
+			recs.repeatable = d.repeatable && d.err == nil
 			return result(t, attempt, &seen, &d, nil, d.err, uniform), recs
 		}
 		a, err := r.apply(ctx, t, &seen, d.updates, d.plan.Changes(), attempt)
@@ -310,7 +314,7 @@ func (r *Reconciler) decide(t Target, seen *observed) decision {
 		d.plan = &pl
 	}
 	if ru, ok := catalogManagedLog(&seen.rec, &seen.log); ok {
-		d.ruling = ru
+		d.ruling, d.repeatable = ru, true
 		return d
 	}
 	if pl.Empty() {
@@ -318,6 +322,7 @@ func (r *Reconciler) decide(t Target, seen *observed) decision {
 		return d
 	}
 	if d.ruling = policy(t, &seen.rec, pl, r.readOnly(t.Name.Catalog)); d.verdict != verdictWrite {
+		d.repeatable = true // the policy's verdict on what was read
 		return d
 	}
 	if r.holdWatermark(&seen.rec, &pl) {

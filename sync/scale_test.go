@@ -56,6 +56,9 @@ const (
 	scaleServeEnv   = "DELTASYNC_SCALE_SERVE"
 	scaleTablesEnv  = "DELTASYNC_SCALE_TABLES"
 	scaleLatencyEnv = "DELTASYNC_SCALE_LATENCY"
+	// scaleLocationEnv, when set, is where TestScaleServer registers the
+	// tables: prefix + "/t000042" (BenchmarkScaleS3), not their directories.
+	scaleLocationEnv = "DELTASYNC_SCALE_LOCATION"
 )
 
 func scaleCache(t testing.TB) string {
@@ -228,6 +231,9 @@ func TestScaleServer(t *testing.T) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
 				loc := "file://" + filepath.Join(dir, fmt.Sprintf("t%06d", i))
+				if prefix := os.Getenv(scaleLocationEnv); prefix != "" { // BenchmarkScaleS3: the same tables in a bucket
+					loc = prefix + fmt.Sprintf("/t%06d", i)
+				}
 				if _, err := sync.Register(ctx, c, scaleSnapshot(snaps[i%scaleTemplates], i), scaleName(i), loc); err != nil {
 					t.Errorf("register %d: %v", i, err)
 					return
@@ -401,14 +407,11 @@ func BenchmarkScale(b *testing.B) {
 	}
 }
 
-// runScale is the scale scenario over n tables; it returns its cycles.
-func runScale(t testing.TB, n int) []scaleCycle {
-	concurrency := 16
-	if c, err := strconv.Atoi(os.Getenv("DELTASYNC_SCALE_CONCURRENCY")); err == nil && c > 0 {
-		concurrency = c
-	}
-	dir := scaleTables(t, n)
-
+// startScaleCatalog starts uctest in its own process (its CPU and memory
+// are not ours), registering n tables of dir with extraEnv set, and
+// returns its URL; the process ends when t does.
+func startScaleCatalog(t testing.TB, n int, dir string, extraEnv ...string) string {
+	t.Helper()
 	// uctest in its own process: its CPU and memory are not ours.
 	child := exec.Command(os.Args[0], "-test.run=^TestScaleServer$", "-test.timeout=0")
 	for _, kv := range os.Environ() {
@@ -417,6 +420,7 @@ func runScale(t testing.TB, n int) []scaleCycle {
 		}
 	}
 	child.Env = append(child.Env, scaleServeEnv+"="+dir, fmt.Sprintf("%s=%d", scaleTablesEnv, n))
+	child.Env = append(child.Env, extraEnv...)
 	stdin, err := child.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -430,7 +434,7 @@ func runScale(t testing.TB, n int) []scaleCycle {
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = stdin.Close(); _ = child.Wait() }()
+	t.Cleanup(func() { _ = stdin.Close(); _ = child.Wait() })
 	url := ""
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
@@ -444,6 +448,19 @@ func runScale(t testing.TB, n int) []scaleCycle {
 	}
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 	t.Logf("%d tables registered in the uctest process in %s", n, time.Since(regStart).Round(time.Second))
+
+	return url
+}
+
+// runScale is the scale scenario over n tables; it returns its cycles.
+func runScale(t testing.TB, n int) []scaleCycle {
+	concurrency := 16
+	if c, err := strconv.Atoi(os.Getenv("DELTASYNC_SCALE_CONCURRENCY")); err == nil && c > 0 {
+		concurrency = c
+	}
+	dir := scaleTables(t, n)
+
+	url := startScaleCatalog(t, n, dir)
 
 	var mu stdsync.Mutex
 	ops := map[string]int{}

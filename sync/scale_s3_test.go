@@ -1,0 +1,363 @@
+//go:build unix
+
+package sync_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	stdsync "sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"gocloud.dev/blob"
+
+	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/internal/fakes3"
+	"github.com/deltasync/deltasync/sync"
+)
+
+// The fleet on an object store (BENCHMARKS.md, "A fleet on S3, sync
+// level"): the tables of BenchmarkScale (delta-rs-written logs, a schema
+// and table id each) copied into one bucket of an indexed gofakes3
+// (internal/fakes3) served by a process of its own (this test binary
+// re-executed as TestScaleS3Server), every storage request delayed by
+// DELTASYNC_SCALE_S3_LATENCY (default 20ms); uctest in another process,
+// every request delayed by DELTASYNC_SCALE_LATENCY (default 10ms here).
+// One Reconciler with the default settings (DELTASYNC_SCALE_CONCURRENCY
+// to change Concurrency).
+//
+//	DELTASYNC_SCALE_S3_TABLES=10000 DELTASYNC_CACHE=$PWD/.cache DELTASYNC_PYTHON=... \
+//	  go test ./sync -run '^$' -bench '^BenchmarkScaleS3$' -benchtime 1x -v -timeout 0
+const (
+	scaleS3TablesEnv  = "DELTASYNC_SCALE_S3_TABLES"
+	scaleS3ServeEnv   = "DELTASYNC_SCALE_S3_SERVE"
+	scaleS3LatencyEnv = "DELTASYNC_SCALE_S3_LATENCY"
+	scaleS3StatsPath  = "/_fleet_stats" // not a bucket name S3 allows
+)
+
+// s3Stats are what the S3 process saw since the last reset.
+type s3Stats struct {
+	Requests    int64 `json:"requests"`
+	PeakFlight  int64 `json:"peak_in_flight"`
+	ProcessCPUs int64 `json:"cpu_ms"`
+}
+
+// TestScaleS3Server is the S3 process of BenchmarkScaleS3; it does nothing
+// unless started by it. It copies every table's _delta_log into the bucket
+// "lake" (key t000042/_delta_log/...), prints its URL and serves until its
+// stdin is closed. GET scaleS3StatsPath returns its counts since the
+// previous such request.
+func TestScaleS3Server(t *testing.T) {
+	dir := os.Getenv(scaleS3ServeEnv)
+	if dir == "" {
+		t.Skip("run by BenchmarkScaleS3")
+	}
+	n, _ := strconv.Atoi(os.Getenv(scaleS3TablesEnv))
+	backend := fakes3.NewIndexed()
+	if err := backend.CreateBucket("lake"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		logDir := filepath.Join(dir, fmt.Sprintf("t%06d", i), "_delta_log")
+		entries, err := os.ReadDir(logDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(logDir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := fmt.Sprintf("t%06d/_delta_log/%s", i, e.Name())
+			if _, err := backend.PutObject("lake", key, map[string]string{}, bytes.NewReader(data), int64(len(data)), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	latency := 20 * time.Millisecond
+	if v := os.Getenv(scaleS3LatencyEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("%s: %v", scaleS3LatencyEnv, err)
+		}
+		latency = d
+	}
+	fake := gofakes3.New(backend).Server()
+	var requests, inFlight, peak atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == scaleS3StatsPath {
+			st := s3Stats{Requests: requests.Swap(0), PeakFlight: peak.Swap(inFlight.Load()), ProcessCPUs: cpuTime().Milliseconds()}
+			_ = json.NewEncoder(w).Encode(st)
+			return
+		}
+		requests.Add(1)
+		now := inFlight.Add(1)
+		for p := peak.Load(); now > p && !peak.CompareAndSwap(p, now); p = peak.Load() {
+		}
+		defer inFlight.Add(-1)
+		time.Sleep(latency) // the round trip to the store
+		fake.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	runtime.GC()
+	fmt.Printf("\nGOFAKES3_URL=%s\n", srv.URL)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
+// startScaleS3 starts TestScaleS3Server over n tables of dir and returns
+// its URL.
+func startScaleS3(t testing.TB, n int, dir string) string {
+	t.Helper()
+	child := exec.Command(os.Args[0], "-test.run=^TestScaleS3Server$", "-test.timeout=0")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GOMEMLIMIT=") && !strings.HasPrefix(kv, "GOGC=") {
+			child.Env = append(child.Env, kv)
+		}
+	}
+	child.Env = append(child.Env, scaleS3ServeEnv+"="+dir, fmt.Sprintf("%s=%d", scaleS3TablesEnv, n))
+	stdin, err := child.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child.Stderr = os.Stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stdin.Close(); _ = child.Wait() })
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if u, ok := strings.CutPrefix(sc.Text(), "GOFAKES3_URL="); ok {
+			go func() { _, _ = io.Copy(io.Discard, stdout) }()
+			return u
+		}
+	}
+	t.Fatalf("S3 process ended without serving: %v", sc.Err())
+	return ""
+}
+
+func takeS3Stats(t testing.TB, srvURL string) s3Stats {
+	t.Helper()
+	resp, err := http.Get(srvURL + scaleS3StatsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st s3Stats
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// BenchmarkScaleS3 runs the fleet-on-S3 scenario once: first cycle (every
+// log loaded), steady cycle (nothing changed), 1% drift (half a new commit
+// in the bucket, half a property set in the catalog). Its checks of what
+// each cycle did stay, as in BenchmarkScale.
+func BenchmarkScaleS3(b *testing.B) {
+	n, _ := strconv.Atoi(os.Getenv(scaleS3TablesEnv))
+	if n <= 0 || os.Getenv(scaleS3ServeEnv) != "" || os.Getenv(scaleServeEnv) != "" {
+		b.Skip("set DELTASYNC_SCALE_S3_TABLES=N to run the fleet-on-S3 benchmark")
+	}
+	catalogLatency := os.Getenv(scaleLatencyEnv)
+	if catalogLatency == "" {
+		catalogLatency = "10ms"
+	}
+	dir := scaleTables(b, n)
+	s3URL := startScaleS3(b, n, dir)
+	ucURL := startScaleCatalog(b, n, dir, scaleLocationEnv+"=s3://lake", scaleLatencyEnv+"="+catalogLatency)
+	b.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	b.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	b.Setenv("AWS_REGION", "us-east-1")
+	b.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+	var mu stdsync.Mutex
+	ops := map[string]int{}
+	reg := prometheus.NewRegistry()
+	metrics := sync.NewMetrics(reg, "scale")
+	opts := sync.Options{Metrics: metrics, ResyncInterval: time.Hour} // everything else: defaults
+	if c, err := strconv.Atoi(os.Getenv("DELTASYNC_SCALE_CONCURRENCY")); err == nil && c > 0 {
+		opts.Concurrency = c
+	}
+	idle := 4 + 2 // as deltasync run builds the client: concurrency + 2
+	if opts.Concurrency > 0 {
+		idle = opts.Concurrency + 2
+	}
+	client, err := catalog.New(ucURL, catalog.Options{IdleConnsPerHost: idle,
+		Observer: func(op string, status int, d time.Duration, err error) {
+			metrics.ObserveCatalog(op, status, d, err)
+			mu.Lock()
+			ops[op]++
+			mu.Unlock()
+		}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts.Catalog = client
+	if opts.Selector, err = sync.NewSelector([]sync.Rule{{Include: []string{"scale.*.*"}}}); err != nil {
+		b.Fatal(err)
+	}
+	bucket := map[string]string{"endpoint": s3URL, "region": "us-east-1", "use_path_style": "true", "disable_https": "true"}
+	if opts.Storage, err = sync.NewStoragePolicy([]string{"s3://lake/**"}, []sync.BucketOptions{{Location: "s3://lake", Options: bucket}}); err != nil {
+		b.Fatal(err)
+	}
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	opts.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+	runtime.GC()
+	baseRSS := peakRSSMiB()
+	rec, err := sync.New(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rec.Close()
+	scrapes := metrics.Handler(reg, promhttp.HandlerOpts{})
+	ctx := context.Background()
+
+	type s3Cycle struct {
+		scaleCycle
+		s3 s3Stats
+	}
+	var cycles []s3Cycle
+	cycle := func(name string) *sync.Report {
+		mu.Lock()
+		clear(ops)
+		mu.Unlock()
+		l0, g0 := storageRequests(b, scrapes)
+		takeS3Stats(b, s3URL)
+		cpu0, start, stopSampling := cpuTime(), time.Now(), sampleHeap()
+		rep := rec.Sync(ctx)
+		debug.FreeOSMemory() // as run does after each cycle
+		c := s3Cycle{scaleCycle: scaleCycle{name: name, wall: time.Since(start), cpu: cpuTime() - cpu0, heap: stopSampling(), n: len(rep.Results),
+			unchanged: rep.Count(sync.OutcomeUnchanged), synced: rep.Count(sync.OutcomeSynced), peakRSSMiB: peakRSSMiB()}}
+		c.s3 = takeS3Stats(b, s3URL)
+		l1, g1 := storageRequests(b, scrapes)
+		c.lists, c.gets = l1-l0, g1-g0
+		mu.Lock()
+		c.catalogReqs = copyCounts(ops)
+		mu.Unlock()
+		cycles = append(cycles, c)
+		if rep.Failed() || len(rep.Results) != n {
+			b.Fatalf("%s cycle: %s\n%s", name, rep.Summary(), reportText(rep))
+		}
+		return rep
+	}
+	var load [][3]float64
+	loadavg := func() {
+		var l [3]float64
+		if data, err := os.ReadFile("/proc/loadavg"); err == nil {
+			_, _ = fmt.Sscan(string(data), &l[0], &l[1], &l[2])
+		}
+		load = append(load, l)
+	}
+	loadavg()
+	if rep := cycle("first"); rep.Count(sync.OutcomeUnchanged) != n {
+		b.Errorf("first cycle: %s, want every table unchanged", rep.Summary())
+	}
+	loadavg()
+	if rep := cycle("steady"); rep.Count(sync.OutcomeUnchanged) != n {
+		b.Errorf("steady cycle: %s", rep.Summary())
+	}
+	loadavg()
+	drifted := scaleDriftS3(b, ctx, ucURL, s3URL, rec, n)
+	rep := cycle("1% drift")
+	if rep.Count(sync.OutcomeSynced) != drifted || rep.Count(sync.OutcomeUnchanged) != n-drifted {
+		b.Errorf("drift cycle: %s, want %d synced", rep.Summary(), drifted)
+	}
+	loadavg()
+	b.Logf("%d tables on S3 (gofakes3 indexed, own process, %s per request), uctest (own process, %s per request), GOMAXPROCS %d, Concurrency %d (0: default)",
+		n, os.Getenv(scaleS3LatencyEnv), catalogLatency, runtime.GOMAXPROCS(0), opts.Concurrency)
+	b.Logf("process RSS before the Reconciler existed: %.0f MiB; load average (1/5/15 min) before each cycle and after the last: %v", baseRSS, load)
+	b.Logf("| cycle | wall | CPU | CPU per table | catalog req/table | storage LIST/table | storage GET/table | S3 requests/table (server) | peak in flight (server) | S3 server CPU | peak RSS | max live / goal heap | outcomes |")
+	b.Logf("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	var prevServerCPU int64
+	for i, c := range cycles {
+		total := 0
+		for _, v := range c.catalogReqs {
+			total += v
+		}
+		serverCPU := "–"
+		if i > 0 {
+			serverCPU = fmt.Sprintf("%.1f s", float64(c.s3.ProcessCPUs-prevServerCPU)/1000)
+		}
+		prevServerCPU = c.s3.ProcessCPUs
+		b.Logf("| %s | %.2f s | %.2f s | %.3f ms | %.4f %v | %.3f | %.3f | %.3f | %d | %s | %.0f MiB | %.0f / %.0f MiB | %d unchanged, %d synced |",
+			c.name, c.wall.Seconds(), c.cpu.Seconds(), float64(c.cpu.Microseconds())/1000/float64(n),
+			float64(total)/float64(n), c.catalogReqs, c.lists/float64(n), c.gets/float64(n), float64(c.s3.Requests)/float64(n), c.s3.PeakFlight,
+			serverCPU, c.peakRSSMiB, float64(c.heap.live)/(1<<20), float64(c.heap.goal)/(1<<20), c.unchanged, c.synced)
+		name := strings.NewReplacer(" ", "_", "%", "pct").Replace(c.name)
+		b.ReportMetric(c.wall.Seconds(), name+"-s")
+		b.ReportMetric(float64(c.cpu.Microseconds())/1000/float64(n), name+"-cpu-ms/table")
+	}
+}
+
+// scaleDriftS3 is scaleDrift on the bucket: half the drifted tables get a
+// new commit in the bucket (a writer appended), half a property set only
+// in the catalog. It returns how many tables drifted.
+func scaleDriftS3(t testing.TB, ctx context.Context, ucURL, s3URL string, rec *sync.Reconciler, n int) int {
+	t.Helper()
+	other, err := catalog.New(ucURL, catalog.Options{}) // not counted: someone else's requests
+	if err != nil {
+		t.Fatal(err)
+	}
+	bkt, err := blob.OpenBucket(ctx, "s3://lake?endpoint="+s3URL+"&region=us-east-1&use_path_style=true&disable_https=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bkt.Close()
+	versions := map[string]int64{}
+	for _, s := range rec.Status() {
+		if s.LogVersion != nil {
+			versions[s.Table] = *s.LogVersion
+		}
+	}
+	drifted := 0
+	for i := 7; i < n; i += 100 {
+		name := scaleName(i)
+		drifted++
+		if (i/100)%2 == 0 {
+			v := versions[name.String()] + 1
+			line := fmt.Sprintf(`{"commitInfo":{"timestamp":%d,"operation":"WRITE"}}`+"\n"+
+				`{"add":{"path":"bench-%d.parquet","partitionValues":{},"size":1,"modificationTime":%d,"dataChange":true}}`+"\n",
+				time.Now().UnixMilli(), v, time.Now().UnixMilli())
+			if err := bkt.WriteAll(ctx, fmt.Sprintf("%s/_delta_log/%020d.json", name.Table, v), []byte(line), nil); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		lt, err := other.LoadTable(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.UpdateTable(ctx, name, catalog.UpdateTableRequest{
+			Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: lt.Metadata.TableUUID}, catalog.AssertEtag{Etag: lt.Metadata.Etag}},
+			Updates:      []catalog.Update{catalog.SetProperties{Updates: map[string]string{"bench.drift": "1"}}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return drifted
+}

@@ -112,7 +112,9 @@ func TestScaleS3Server(t *testing.T) {
 		}
 		requests.Add(1)
 		now := inFlight.Add(1)
-		for p := peak.Load(); now > p && !peak.CompareAndSwap(p, now); p = peak.Load() {
+		p := peak.Load()
+		for now > p && !peak.CompareAndSwap(p, now) {
+			p = peak.Load()
 		}
 		defer inFlight.Add(-1)
 		time.Sleep(latency) // the round trip to the store

@@ -106,13 +106,27 @@ type adopter struct {
 	now map[string]bool
 	// discovered is the number of tables the last discovery found.
 	discovered int
+	// seen are the locations the last discovery found under each name
+	// (lower-cased): an event's candidate collides with them as a
+	// discovered directory does (adopt_events.go).
+	seen map[string][]string
+	// created counts the tables created in the running cycle, by
+	// discovery and by events together (RegisterOptions.MaxPerCycle).
+	created int
+	// locks serialise the decision and create of one location between
+	// discovery and events; registered is the seq of each location's
+	// last registration by this process (seq counts them), so a decision
+	// taken on a catalog view read before it knows it is stale.
+	locks      map[string]chan struct{}
+	seq        uint64
+	registered map[string]uint64
 }
 
 func newAdopter(opts *RegisterOptions, policy *StoragePolicy) (*adopter, error) {
 	if opts == nil || len(opts.Rules) == 0 {
 		return nil, nil
 	}
-	a := &adopter{opts: *opts, known: map[string]bool{}}
+	a := &adopter{opts: *opts, known: map[string]bool{}, now: map[string]bool{}, locks: map[string]chan struct{}{}, registered: map[string]uint64{}}
 	var errs []error
 	for i, rule := range opts.Rules {
 		t, err := compileRegisterRule(i, rule, policy)
@@ -231,28 +245,22 @@ func (r *Reconciler) adopt(ctx context.Context, log *zap.Logger) []Result {
 	a.mu.Lock()
 	due := a.last.IsZero() || now.Sub(a.last) >= a.opts.Interval
 	a.now = map[string]bool{}
+	a.created = 0
 	a.mu.Unlock()
 	if !due {
 		return nil
 	}
 	cands, errs := r.adoptDiscover(ctx)
-	rows, found := r.adoptPlan(ctx, cands)
+	byName := locationsByName(cands)
+	rows, found := r.adoptPlan(ctx, cands, byName)
 	for _, err := range errs {
 		rows = append(rows, Result{Table: err.table, Mode: ModeSync, Outcome: OutcomeFailed, Status: StatusUnknown,
 			ErrorReason: ReasonStorage, Reason: err.err.Error()})
 	}
 	var names []string
 	for i := range rows {
-		r.record(rows[i])
-		r.opts.Metrics.recordRegistration(rows[i].Outcome)
-		if rows[i].Outcome != OutcomeRegistered {
+		if r.recordRegistration(rows[i], log) {
 			names = append(names, rows[i].Table)
-		}
-		switch rows[i].Outcome {
-		case OutcomeRegistered:
-			log.Info("registered", zap.String("table", rows[i].Table), zap.String("location", rows[i].Registration.Location))
-		case OutcomeFlagged, OutcomeFailed:
-			log.Warn("not registered", zap.String("table", rows[i].Table), zap.String("reason", rows[i].Reason))
 		}
 	}
 	a.mu.Lock()
@@ -262,9 +270,75 @@ func (r *Reconciler) adopt(ctx context.Context, log *zap.Logger) []Result {
 	}
 	a.rows = names
 	a.discovered = found
+	a.seen = byName
 	a.mu.Unlock()
 	r.opts.Metrics.setDiscovered(found)
 	return rows
+}
+
+// recordRegistration records a register-phase row as the table's status,
+// counts and logs it; it reports whether the row stays on the status page
+// until the next discovery (everything but a registration, which the
+// listing keeps).
+func (r *Reconciler) recordRegistration(res Result, log *zap.Logger) (keep bool) {
+	r.record(res)
+	r.opts.Metrics.recordRegistration(res.Outcome)
+	switch res.Outcome {
+	case OutcomeRegistered:
+		log.Info("registered", zap.String("table", res.Table), zap.String("location", res.Registration.Location))
+	case OutcomeFlagged, OutcomeFailed:
+		log.Warn("not registered", zap.String("table", res.Table), zap.String("reason", res.Reason))
+	case OutcomeAlreadyRegistered:
+		log.Info("not registered", zap.String("table", res.Table), zap.String("reason", res.Reason))
+	}
+	return res.Outcome != OutcomeRegistered
+}
+
+// locationsByName maps each lower-cased name the candidates map to to
+// their locations (each once).
+func locationsByName(cands []*candidate) map[string][]string {
+	out := map[string][]string{}
+	for _, c := range cands {
+		if c.err == nil {
+			k := strings.ToLower(c.name.String())
+			if l := c.loc.String(); !slices.Contains(out[k], l) {
+				out[k] = append(out[k], l)
+			}
+		}
+	}
+	return out
+}
+
+// lockLocation serialises the decision and create of one location
+// (canonical key) between a discovery and events; it returns the unlock.
+func (a *adopter) lockLocation(key string) func() {
+	a.mu.Lock()
+	l := a.locks[key]
+	if l == nil {
+		l = make(chan struct{}, 1)
+		a.locks[key] = l
+	}
+	a.mu.Unlock()
+	l <- struct{}{}
+	return func() { <-l }
+}
+
+// registeredSince reports whether this process registered the location
+// after seq (a catalog view read at seq does not show it).
+func (a *adopter) registeredSince(key string, seq uint64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.registered[key] > seq
+}
+
+// markRegistered records that the location is registered now.
+func (a *adopter) markRegistered(key, name string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.seq++
+	a.registered[key] = a.seq
+	a.known[key] = true
+	a.now[strings.ToLower(name)] = true
 }
 
 // listError is a template directory discovery could not list.
@@ -311,20 +385,7 @@ func (r *Reconciler) adoptDiscover(ctx context.Context) ([]*candidate, []listErr
 			level = next
 		}
 		for _, n := range level {
-			c := &candidate{rule: t, loc: n.loc}
-			c.name, c.err = t.nameFor(n.vals)
-			if c.err != nil {
-				c.name = catalog.TableName{Catalog: t.rule.Name, Schema: "", Table: n.loc.String()}
-				c.err = flagged(ReasonConfig, fmt.Errorf("%s: no table name for it under %q: %w", n.loc, t.rule.Name, c.err))
-			} else if l, u, err := r.opts.Storage.Resolve(n.loc.String()); err != nil {
-				c.err = refused(err)
-				if c.err == nil {
-					c.err = flagged(ReasonLocation, err)
-				}
-			} else {
-				c.loc, c.openURL = l, u
-			}
-			out = append(out, c)
+			out = append(out, r.newCandidate(t, n.loc, n.vals))
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].name.String() < out[j].name.String() })
@@ -335,6 +396,26 @@ func (r *Reconciler) adoptDiscover(ctx context.Context) ([]*candidate, []listErr
 	return out, errs
 }
 
+// newCandidate is the directory at loc a template describes with the
+// variables' values vals: its name, or why it has none, and where it is
+// opened (or why the storage policy refuses it).
+func (r *Reconciler) newCandidate(t *regTemplate, loc location.Location, vals map[string]string) *candidate {
+	c := &candidate{rule: t, loc: loc}
+	c.name, c.err = t.nameFor(vals)
+	if c.err != nil {
+		c.name = catalog.TableName{Catalog: t.rule.Name, Schema: "", Table: loc.String()}
+		c.err = flagged(ReasonConfig, fmt.Errorf("%s: no table name for it under %q: %w", loc, t.rule.Name, c.err))
+	} else if l, u, err := r.opts.Storage.Resolve(loc.String()); err != nil {
+		c.err = refused(err)
+		if c.err == nil {
+			c.err = flagged(ReasonLocation, err)
+		}
+	} else {
+		c.loc, c.openURL = l, u
+	}
+	return c
+}
+
 // catalogView is what the catalog records for the names the candidates
 // map to: its schemas and their tables' names and locations.
 type catalogView struct {
@@ -342,10 +423,14 @@ type catalogView struct {
 	byName  map[string]string          // lower-cased full name → location (canonical)
 	byLoc   map[string]string          // canonical location → full name
 	listed  map[string]bool            // lower-cased catalog.schema listed
+	seq     uint64                     // the adopter's seq when it was read
 }
 
 func (r *Reconciler) catalogView(ctx context.Context, cands []*candidate) (*catalogView, error) {
 	v := &catalogView{schemas: map[string]map[string]bool{}, byName: map[string]string{}, byLoc: map[string]string{}, listed: map[string]bool{}}
+	r.adopter.mu.Lock()
+	v.seq = r.adopter.seq
+	r.adopter.mu.Unlock()
 	var errs []error
 	// What earlier cycles read: tables outside the listed schemas too.
 	r.mu.Lock()
@@ -402,139 +487,186 @@ func (r *Reconciler) catalogView(ctx context.Context, cands []*candidate) (*cata
 
 // adoptPlan decides, and unless a dry run acts, for every candidate; it
 // returns the rows to report and how many tables discovery found (the
-// directories holding a Delta log, registered or not).
-func (r *Reconciler) adoptPlan(ctx context.Context, cands []*candidate) ([]Result, int) {
-	a := r.adopter
+// directories holding a Delta log, registered or not). byName are the
+// locations each (lower-cased) name is found at: two of them, and
+// neither is registered. Discovery passes all it found; an event, its one
+// candidate and what the last discovery found (adopt_events.go).
+func (r *Reconciler) adoptPlan(ctx context.Context, cands []*candidate, byName map[string][]string) ([]Result, int) {
 	var rows []Result
-	row := func(c *candidate) Result {
-		return Result{Table: c.name.String(), Type: catalog.TableTypeExternal, Mode: ModeSync}
-	}
-	flag := func(c *candidate, err error) {
-		res := row(c)
-		res.Type = ""
-		rows = append(rows, res.fail(err))
-	}
-	// Two directories mapping to one name: neither is registered.
-	byName := map[string][]*candidate{}
-	for _, c := range cands {
-		if c.err == nil {
-			k := strings.ToLower(c.name.String())
-			if !slices.ContainsFunc(byName[k], func(o *candidate) bool { return o.key() == c.key() }) {
-				byName[k] = append(byName[k], c)
-			}
-		}
-	}
 	view, viewErr := r.catalogView(ctx, cands)
-	found, created := 0, 0
+	found := 0
 	for _, c := range cands {
 		if ctx.Err() != nil {
 			break
 		}
-		if c.err != nil {
-			flag(c, c.err)
-			continue
-		}
-		key := c.key()
-		if other, ok := view.byLoc[key]; ok {
+		res, counted := r.adoptOne(ctx, c, byName, view, viewErr)
+		if counted {
 			found++
-			a.mu.Lock()
-			a.known[key] = true
-			a.mu.Unlock()
-			if !strings.EqualFold(other, c.name.String()) {
-				res := row(c)
-				res.Outcome, res.Status = OutcomeAlreadyRegistered, StatusSynced
-				res.Reason = fmt.Sprintf("location %s is already registered as %s: not registered again", c.loc, other)
-				rows = append(rows, res)
-			}
-			continue
 		}
-		if same := byName[strings.ToLower(c.name.String())]; len(same) > 1 {
-			var locs []string
-			for _, s := range same {
-				locs = append(locs, s.loc.String())
-			}
-			flag(c, flagged(ReasonConflict, fmt.Errorf("name collision: %s all map to %s under register rule %q; none is registered",
-				strings.Join(locs, ", "), c.name, c.rule.rule.Name)))
-			continue
+		if res != nil {
+			rows = append(rows, *res)
 		}
-		if at, ok := view.byName[strings.ToLower(c.name.String())]; ok {
-			flag(c, flagged(ReasonConflict, fmt.Errorf("%s already exists at %s: the table at %s is not registered (never overwritten)",
-				c.name, textOr(at, "another location"), c.loc)))
-			continue
-		}
-		if viewErr != nil && !view.listed[strings.ToLower(c.name.Catalog+"."+c.name.Schema)] {
-			res := row(c)
-			rows = append(rows, res.fail(failed(ReasonCatalog, fmt.Errorf("not registered: %w", viewErr))))
-			continue
-		}
-		createSchema := false
-		switch schemas := view.schemas[strings.ToLower(c.name.Catalog)]; {
-		case schemas == nil:
-			flag(c, flagged(ReasonMissingSchema, fmt.Errorf("catalog %s does not exist: %s is not registered (catalogs are never created)", c.name.Catalog, c.loc)))
-			continue
-		case !schemas[strings.ToLower(c.name.Schema)]:
-			if !a.opts.CreateSchemas {
-				flag(c, flagged(ReasonMissingSchema, fmt.Errorf("schema %s.%s does not exist: %s is not registered (register.create_schemas creates it)",
-					c.name.Catalog, c.name.Schema, c.loc)))
-				continue
-			}
-			createSchema = true
-		}
-		snap, err := r.adoptLoad(ctx, c)
-		if errors.Is(err, deltalog.ErrNotATable) {
-			continue // no commit yet: not a table (a later discovery or event finds it)
-		}
-		found++
-		if err != nil {
-			flag(c, err)
-			continue
-		}
-		res := row(c)
-		res.LogVersion = &snap.Version
-		req, err := RegistrationFor(snap, c.name, c.loc.String())
-		if err == nil && isCatalogManagedLog(snap) {
-			err = errors.New("the log is catalog-managed (catalogManaged table feature): it is never registered as EXTERNAL")
-		}
-		if err != nil {
-			flag(c, flagged(ReasonUnsupported, fmt.Errorf("not registered: %w", err)))
-			continue
-		}
-		reg := registrationRow(req)
-		reg.CreateSchema = createSchema
-		res.Registration = &reg
-		if r.opts.DryRun {
-			res.Outcome, res.Status = OutcomeWouldRegister, StatusOutOfSync
-			rows = append(rows, res)
-			continue
-		}
-		if a.opts.MaxPerCycle > 0 && created >= a.opts.MaxPerCycle {
-			res.Outcome, res.Status = OutcomeWouldRegister, StatusOutOfSync
-			res.Reason = fmt.Sprintf("waits for the next cycle: register.max_per_cycle (%d) reached", a.opts.MaxPerCycle)
-			rows = append(rows, res)
-			continue
-		}
-		if createSchema {
-			if _, err := r.opts.Catalog.CreateSchema(ctx, catalog.CreateSchemaRequest{Name: c.name.Schema, CatalogName: c.name.Catalog}); err != nil && !catalog.IsAlreadyExists(err) {
-				rows = append(rows, res.fail(failed(ReasonCatalog, fmt.Errorf("creating schema %s.%s: %w", c.name.Catalog, c.name.Schema, err))))
-				continue
-			}
-			view.schemas[strings.ToLower(c.name.Catalog)][strings.ToLower(c.name.Schema)] = true
-		}
-		created++
-		out, err := r.register(ctx, snap, c.name, req)
-		if err != nil {
-			rows = append(rows, res.fail(err))
-			continue
-		}
-		res.Outcome, res.Status = OutcomeRegistered, StatusSynced
-		res.CatalogVersion = out.Metadata.LastCommitVersion
-		a.mu.Lock()
-		a.known[key] = true
-		a.now[strings.ToLower(c.name.String())] = true
-		a.mu.Unlock()
-		rows = append(rows, res)
 	}
 	return rows, found
+}
+
+// adoptOne decides, and unless a dry run acts, for one candidate: its row
+// (nil: nothing to report, the table is recorded under its name or holds
+// no commit yet) and whether it is a table (found).
+func (r *Reconciler) adoptOne(ctx context.Context, c *candidate, byName map[string][]string, view *catalogView, viewErr error) (*Result, bool) {
+	a := r.adopter
+	row := func() *Result {
+		return &Result{Table: c.name.String(), Type: catalog.TableTypeExternal, Mode: ModeSync}
+	}
+	flag := func(err error) *Result {
+		res := row()
+		res.Type = ""
+		*res = res.fail(err)
+		return res
+	}
+	if c.err != nil {
+		return flag(c.err), false
+	}
+	key := c.key()
+	alreadyAt := func(other string) *Result {
+		a.mu.Lock()
+		a.known[key] = true
+		a.mu.Unlock()
+		if strings.EqualFold(other, c.name.String()) {
+			// An adopted table: its events find it even before a
+			// cycle's listing has reconciled it.
+			r.opts.Dirty.track(Target{Name: c.name, Mode: r.adoptedTargetMode(c.name)}, c.loc.String())
+			return nil
+		}
+		res := row()
+		res.Outcome, res.Status = OutcomeAlreadyRegistered, StatusSynced
+		res.Reason = fmt.Sprintf("location %s is already registered as %s: not registered again", c.loc, other)
+		return res
+	}
+	if other, ok := view.byLoc[key]; ok {
+		return alreadyAt(other), true
+	}
+	if same := byName[strings.ToLower(c.name.String())]; len(same) > 1 {
+		return flag(flagged(ReasonConflict, fmt.Errorf("name collision: %s all map to %s under register rule %q; none is registered",
+			strings.Join(same, ", "), c.name, c.rule.rule.Name))), false
+	}
+	if at, ok := view.byName[strings.ToLower(c.name.String())]; ok {
+		return flag(flagged(ReasonConflict, fmt.Errorf("%s already exists at %s: the table at %s is not registered (never overwritten)",
+			c.name, textOr(at, "another location"), c.loc))), false
+	}
+	if viewErr != nil && !view.listed[strings.ToLower(c.name.Catalog+"."+c.name.Schema)] {
+		res := row()
+		*res = res.fail(failed(ReasonCatalog, fmt.Errorf("not registered: %w", viewErr)))
+		return res, false
+	}
+	createSchema := false
+	switch schemas := view.schemas[strings.ToLower(c.name.Catalog)]; {
+	case schemas == nil:
+		return flag(flagged(ReasonMissingSchema, fmt.Errorf("catalog %s does not exist: %s is not registered (catalogs are never created)", c.name.Catalog, c.loc))), false
+	case !schemas[strings.ToLower(c.name.Schema)]:
+		if !a.opts.CreateSchemas {
+			return flag(flagged(ReasonMissingSchema, fmt.Errorf("schema %s.%s does not exist: %s is not registered (register.create_schemas creates it)",
+				c.name.Catalog, c.name.Schema, c.loc))), false
+		}
+		createSchema = true
+	}
+	// From here to the create, discovery and an event for the same
+	// location take turns; the one that comes second finds it known.
+	defer a.lockLocation(key)()
+	if a.registeredSince(key, view.seq) {
+		return nil, true // registered meanwhile by the other
+	}
+	snap, err := r.adoptLoad(ctx, c)
+	if errors.Is(err, deltalog.ErrNotATable) {
+		return nil, false // no commit yet: not a table (a later discovery or event finds it)
+	}
+	if err != nil {
+		return flag(err), true
+	}
+	res := row()
+	res.LogVersion = &snap.Version
+	req, err := RegistrationFor(snap, c.name, c.loc.String())
+	if err == nil && isCatalogManagedLog(snap) {
+		err = errors.New("the log is catalog-managed (catalogManaged table feature): it is never registered as EXTERNAL")
+	}
+	if err != nil {
+		return flag(flagged(ReasonUnsupported, fmt.Errorf("not registered: %w", err))), true
+	}
+	reg := registrationRow(req)
+	reg.CreateSchema = createSchema
+	res.Registration = &reg
+	if r.opts.DryRun {
+		res.Outcome, res.Status = OutcomeWouldRegister, StatusOutOfSync
+		return res, true
+	}
+	a.mu.Lock()
+	capped := a.opts.MaxPerCycle > 0 && a.created >= a.opts.MaxPerCycle
+	if !capped {
+		a.created++
+	}
+	a.mu.Unlock()
+	if capped {
+		res.Outcome, res.Status = OutcomeWouldRegister, StatusOutOfSync
+		res.Reason = fmt.Sprintf("waits for the next cycle: register.max_per_cycle (%d) reached", a.opts.MaxPerCycle)
+		return res, true
+	}
+	if createSchema {
+		if _, err := r.opts.Catalog.CreateSchema(ctx, catalog.CreateSchemaRequest{Name: c.name.Schema, CatalogName: c.name.Catalog}); err != nil && !catalog.IsAlreadyExists(err) {
+			*res = res.fail(failed(ReasonCatalog, fmt.Errorf("creating schema %s.%s: %w", c.name.Catalog, c.name.Schema, err)))
+			return res, true
+		}
+		view.setSchema(c.name)
+	}
+	out, err := r.register(ctx, snap, c.name, req)
+	var meanwhile *registeredMeanwhile
+	switch {
+	case errors.As(err, &meanwhile):
+		// Another process (a second deltasync, an engine) created it at
+		// this very location: it is there, and not a conflict.
+		res.Outcome, res.Status, res.Registration = OutcomeAlreadyRegistered, StatusSynced, nil
+		res.Reason = meanwhile.Error()
+		a.mu.Lock()
+		a.known[key] = true
+		a.mu.Unlock()
+		return res, true
+	case err != nil:
+		*res = res.fail(err)
+		return res, true
+	}
+	res.Outcome, res.Status = OutcomeRegistered, StatusSynced
+	res.CatalogVersion = out.Metadata.LastCommitVersion
+	a.markRegistered(key, c.name.String())
+	// Its commits' events find it from now on, before any cycle has
+	// reconciled it.
+	r.opts.Dirty.track(Target{Name: c.name, Mode: r.adoptedTargetMode(c.name)}, c.loc.String())
+	return res, true
+}
+
+// setSchema records that the schema of n exists now.
+func (v *catalogView) setSchema(n catalog.TableName) {
+	if m := v.schemas[strings.ToLower(n.Catalog)]; m != nil {
+		m[strings.ToLower(n.Schema)] = true
+	}
+}
+
+// adoptedTargetMode is the mode a registered table is maintained in: a
+// tables[] rule's that selects it, else sync.
+func (r *Reconciler) adoptedTargetMode(n catalog.TableName) Mode {
+	if m, ok := r.opts.Selector.Match(n.Catalog, n.Schema, n.Table); ok {
+		return m
+	}
+	return ModeSync
+}
+
+// registeredMeanwhile is a create answered "already exists" by a table
+// at the same location: someone else registered it first.
+type registeredMeanwhile struct {
+	name catalog.TableName
+	loc  string
+}
+
+func (e *registeredMeanwhile) Error() string {
+	return fmt.Sprintf("%s was registered at %s meanwhile (by another process): not registered again", e.name, e.loc)
 }
 
 // adoptLoad reads the candidate's log (one Load).
@@ -576,6 +708,12 @@ func (r *Reconciler) register(ctx context.Context, s *deltalog.Snapshot, name ca
 	if err != nil {
 		switch {
 		case catalog.IsAlreadyExists(err):
+			// Re-read: the same location is someone else's registration
+			// of this table, another is a conflict.
+			if ti, gerr := r.opts.Catalog.GetTable(ctx, name.String()); gerr == nil && ti.StorageLocation != "" &&
+				location.Canonical(ti.StorageLocation) == location.Canonical(req.Location) {
+				return nil, &registeredMeanwhile{name: name, loc: req.Location}
+			}
 			return nil, flagged(ReasonConflict, fmt.Errorf("not registered: %s was created meanwhile: %w", name, err))
 		case isRefusal(err):
 			return nil, flagged(ReasonRefused, fmt.Errorf("not registered: the catalog refused the create: %w", err))

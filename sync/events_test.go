@@ -153,6 +153,13 @@ type eventRig struct {
 
 func newEventRig(t testing.TB, e *env, mutate func(*events.Options)) *eventRig {
 	t.Helper()
+	return newEventRigWith(t, e, mutate, nil)
+}
+
+// newEventRigWith is newEventRig whose reconciler's options syncMutate
+// changes last (nil: none).
+func newEventRigWith(t testing.TB, e *env, mutate func(*events.Options), syncMutate func(*sync.Options)) *eventRig {
+	t.Helper()
 	rg := &eventRig{env: e, lake: newLake(t), reg: prometheus.NewRegistry()}
 	topicURL := "mem://" + strings.ReplaceAll(t.Name(), "/", "_")
 	ctx := context.Background()
@@ -190,6 +197,9 @@ func newEventRig(t testing.TB, e *env, mutate func(*events.Options)) *eventRig {
 	rg.rec = e.reconciler([]sync.Rule{{Include: []string{e.catalog + "." + e.schema + ".*"}}}, func(o *sync.Options) {
 		o.Dirty = rg.events.Dirty()
 		o.Metrics = sync.NewMetrics(rg.reg, "test")
+		if syncMutate != nil {
+			syncMutate(o)
+		}
 	})
 	return rg
 }

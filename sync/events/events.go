@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	stdsync "sync"
 	"time"
 
@@ -81,6 +82,15 @@ type Reconciler interface {
 	Tracked(name string) (nextAttempt time.Time, ok bool)
 }
 
+// Registrar is what Events needs of a reconciler to register tables from
+// their events (a *sync.Reconciler; optional): whether an event's table
+// root lies under a register rule's template, unknown so far, and to decide
+// and act for it as discovery would.
+type Registrar interface {
+	RegisterCandidate(root string) (name string, ok bool)
+	RegisterAt(ctx context.Context, root string) (res sync.Result, ok bool)
+}
+
 type subState struct {
 	up  bool
 	err error
@@ -96,7 +106,16 @@ type pendingTable struct {
 	times    []time.Time // event times, for the lag histogram
 	running  bool
 	attempts int
+	// register is the table root of a table to register (Registrar);
+	// the entry's key is registerKey(register) and name the table it
+	// would be registered as.
+	register string
+	name     string
 }
+
+// registerKey is the queue key of a table root to register: a name no
+// table has (names have no space before their dots).
+func registerKey(root string) string { return "register " + root }
 
 // ackRef acknowledges a message once every table it named has been handled.
 type ackRef struct {
@@ -304,8 +323,15 @@ func (e *Events) handle(sub string, m *pubsub.Message) {
 	now := e.opts.Now()
 	want := map[string]int64{}
 	times := map[string][]time.Time{}
+	registers := map[string]string{} // queue key -> name to register as
 	for _, ev := range evs {
 		reason, tables, o := e.match(ev)
+		if reason == UnmatchedNoTable {
+			if name, ok := e.registerCandidate(o); ok {
+				reason, tables = "", []string{registerKey(o.Root)}
+				registers[tables[0]] = name
+			}
+		}
 		if reason != "" {
 			e.opts.Metrics.unmatchedEvent(reason)
 			if reason == UnmatchedNoTable {
@@ -337,10 +363,16 @@ func (e *Events) handle(sub string, m *pubsub.Message) {
 	ref := &ackRef{m: m, left: len(want)}
 	e.mu.Lock()
 	for t, v := range want {
-		e.dirty.Mark(t)
+		name, register := registers[t]
+		if !register {
+			e.dirty.Mark(t)
+		}
 		p := e.pending[t]
 		if p == nil {
 			p = &pendingTable{due: now.Add(e.opts.Debounce), first: now, want: -1}
+			if register {
+				p.register, p.name = strings.TrimPrefix(t, registerKey("")), name
+			}
 			e.pending[t] = p
 		}
 		p.want = max(p.want, v)
@@ -379,6 +411,19 @@ func (e *Events) match(ev ObjectEvent) (string, []string, LogObject) {
 		return UnmatchedNoTable, nil, o
 	}
 	return "", out, o
+}
+
+// registerCandidate reports whether the reconciler registers tables from
+// events and o's table root is one to register (see Registrar).
+func (e *Events) registerCandidate(o LogObject) (string, bool) {
+	e.mu.Lock()
+	r := e.r
+	e.mu.Unlock()
+	reg, ok := r.(Registrar)
+	if !ok || o.Root == "" {
+		return "", false
+	}
+	return reg.RegisterCandidate(o.Root)
 }
 
 // tracked asks r whether it tracks the table; a nil r (Run not started)
@@ -452,6 +497,10 @@ func (e *Events) process(ctx context.Context, r Reconciler, name string) {
 	batch := *p
 	p.acks, p.times, p.want = nil, nil, -1
 	e.mu.Unlock()
+	if batch.register != "" {
+		e.processRegister(ctx, r.(Registrar), name, batch)
+		return
+	}
 	target, ok := e.dirty.Target(name) // as the last cycle selected it (name and mode)
 	if !ok {
 		// Never reconciled by a cycle, so its mode is unknown: leave it to
@@ -493,6 +542,54 @@ func (e *Events) process(ctx context.Context, r Reconciler, name string) {
 		batch.attempts++
 		e.retry(name, batch, next)
 	}
+}
+
+// processRegister registers the table at a pending root (key) and settles
+// its messages: once decided (registered, flagged, waiting for the cap,
+// recorded elsewhere) they are acknowledged; while its log shows no
+// commit yet, or the registration failed, it is tried again until MaxWait.
+// When the table is tracked now but the registration did not read the
+// announced commit (or discovery registered it meanwhile), the batch
+// becomes the table's, reconciled as any event's.
+func (e *Events) processRegister(ctx context.Context, reg Registrar, key string, batch pendingTable) {
+	res, ok := reg.RegisterAt(ctx, batch.register)
+	now := e.opts.Now()
+	if !ok || res.Outcome == sync.OutcomeFailed {
+		if now.Sub(batch.first) >= e.opts.MaxWait || ctx.Err() != nil {
+			e.opts.Metrics.expired()
+			e.log.Warn("event for a table to register not decided in time; returned to the broker and left to discovery",
+				zap.String("table", batch.name), zap.String("root", batch.register), zap.String("reason", res.Reason))
+			e.settle(key, batch, unconfirmed)
+			return
+		}
+		batch.attempts++
+		e.retry(key, batch, now.Add(e.opts.Retry.Delay(batch.attempts)))
+		return
+	}
+	behind := res.Outcome == "" || res.Outcome == sync.OutcomeRegistered && batch.want >= 0 &&
+		(res.LogVersion == nil || *res.LogVersion < batch.want)
+	if _, tracked := e.dirty.Target(res.Table); behind && tracked {
+		e.handOver(res.Table, batch)
+		batch.acks, batch.times = nil, nil
+	}
+	e.settle(key, batch, confirmed)
+}
+
+// handOver queues a batch of events as the named table's.
+func (e *Events) handOver(name string, batch pendingTable) {
+	now := e.opts.Now()
+	e.mu.Lock()
+	e.dirty.Mark(name)
+	p := e.pending[name]
+	if p == nil {
+		p = &pendingTable{due: now, first: batch.first, want: -1}
+		e.pending[name] = p
+	}
+	p.want = max(p.want, batch.want)
+	p.acks = append(p.acks, batch.acks...)
+	p.times = append(p.times, batch.times...)
+	e.mu.Unlock()
+	e.poke()
 }
 
 // retry puts a batch back to be reconciled again at next.
@@ -540,7 +637,9 @@ func (e *Events) settle(name string, batch pendingTable, v verdict) {
 	p.running = false
 	// Not seen at the announced version: the next cron cycle must read the
 	// log in full.
-	e.dirty.Settle(name, ok, len(p.acks) > 0)
+	if p.register == "" {
+		e.dirty.Settle(name, ok, len(p.acks) > 0)
+	}
 	if len(p.acks) == 0 {
 		delete(e.pending, name)
 	} else {

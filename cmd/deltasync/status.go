@@ -84,6 +84,12 @@ type statusRow struct {
 	Mode            string
 	Status          string
 	Class           string // CSS class of the status: synced, outofsync, unknown
+	// Outcome is the last result's outcome ("registered", "flagged:
+	// conflict"); Registration is set for the register phase's outcomes
+	// (registered, would_register, already_registered, orphaned) and for
+	// a flagged or failed registration.
+	Outcome      string
+	Registration bool
 	Drift           []string
 	LogVersion      string
 	CatalogVersion  string
@@ -174,6 +180,8 @@ func newStatusRow(s sync.TableStatus, now time.Time) statusRow {
 		Failures:        s.Failures,
 		NextAttempt:     newStatusTime(s.NextAttempt, now),
 		Refused:         s.ErrorReason == sync.ReasonRefused,
+		Outcome:         outcomeText(s),
+		Registration:    isRegistration(s),
 	}
 	for _, k := range s.Drift {
 		row.Drift = append(row.Drift, string(k))
@@ -189,6 +197,28 @@ func newStatusRow(s sync.TableStatus, now time.Time) statusRow {
 		row.Reason = "not reconciled yet"
 	}
 	return row
+}
+
+// outcomeText is the outcome with the error reason of a flagged or
+// failed one ("flagged: missing_schema").
+func outcomeText(s sync.TableStatus) string {
+	if s.Outcome == "" {
+		return textfmt.Dash
+	}
+	if s.ErrorReason != "" && (s.Outcome == sync.OutcomeFlagged || s.Outcome == sync.OutcomeFailed) {
+		return string(s.Outcome) + ": " + string(s.ErrorReason)
+	}
+	return string(s.Outcome)
+}
+
+// isRegistration reports whether the outcome is the register phase's: a
+// table found in storage (or a record whose log is gone).
+func isRegistration(s sync.TableStatus) bool {
+	switch s.Outcome {
+	case sync.OutcomeRegistered, sync.OutcomeWouldRegister, sync.OutcomeAlreadyRegistered, sync.OutcomeOrphaned:
+		return true
+	}
+	return s.ErrorReason == sync.ReasonMissingSchema
 }
 
 func statusClass(s sync.Status) string { return strings.ToLower(string(s)) }

@@ -101,7 +101,7 @@ func TestStatusViewRow(t *testing.T) {
 		want  statusRow
 	}{
 		{"main.sales.b_drift", statusRow{
-			Table: "main.sales.b_drift", Type: "EXTERNAL", Mode: "warn", Status: "OutOfSync", Class: "outofsync",
+			Table: "main.sales.b_drift", Type: "EXTERNAL", Mode: "warn", Status: "OutOfSync", Class: "outofsync", Outcome: "flagged",
 			Drift: []string{"schema", "properties"}, LogVersion: "7", CatalogVersion: "5", Lag: "2", Lagging: true,
 			LastSync:        statusTime{Ago: "3h ago", Exact: "2026-11-30 09:00:00 UTC", ISO: "2026-11-30T09:00:00Z"},
 			LastCycle:       statusTime{Ago: "1m ago", Exact: "2026-11-30 11:59:00 UTC", ISO: "2026-11-30T11:59:00Z"},
@@ -109,7 +109,7 @@ func TestStatusViewRow(t *testing.T) {
 			OutOfSyncCycles: 2, NextAttempt: statusTime{Never: true},
 		}},
 		{"main.sales.c_broken", statusRow{
-			Table: "main.sales.c_broken", Type: "—", Mode: "sync", Status: "Unknown", Class: "unknown",
+			Table: "main.sales.c_broken", Type: "—", Mode: "sync", Status: "Unknown", Class: "unknown", Outcome: "failed",
 			LogVersion: "—", CatalogVersion: "—", Lag: "—",
 			LastSync:  statusTime{Never: true},
 			LastCycle: statusTime{Ago: "1m ago", Exact: "2026-11-30 11:59:00 UTC", ISO: "2026-11-30T11:59:00Z"},
@@ -117,7 +117,7 @@ func TestStatusViewRow(t *testing.T) {
 			NextAttempt: statusTime{Ago: "in 1m", Exact: "2026-11-30 12:01:30 UTC", ISO: "2026-11-30T12:01:30Z"},
 		}},
 		{"main.sales.e_new", statusRow{
-			Table: "main.sales.e_new", Type: "—", Mode: "—", Status: "Unknown", Class: "unknown",
+			Table: "main.sales.e_new", Type: "—", Mode: "—", Status: "Unknown", Class: "unknown", Outcome: "—",
 			LogVersion: "—", CatalogVersion: "—", Lag: "—",
 			LastSync: statusTime{Never: true}, LastCycle: statusTime{Never: true}, NextAttempt: statusTime{Never: true},
 			Reason: "not reconciled yet",
@@ -327,5 +327,54 @@ func TestStatusPageRefused(t *testing.T) {
 	}
 	if strings.Contains(body, "failure(s) in a row") {
 		t.Error("a refusal is shown as failures")
+	}
+}
+
+// TestStatusPageRegistrationOutcomes: the register phase's rows show
+// their outcome (a flagged one with its reason) in the Outcome column,
+// marked as registrations, and the reason in the detail column.
+func TestStatusPageRegistrationOutcomes(t *testing.T) {
+	at := statusNow.Add(-time.Minute)
+	in := []sync.TableStatus{
+		{Table: "main.sales.reg", Type: "EXTERNAL", Mode: sync.ModeSync, Status: sync.StatusSynced, Outcome: sync.OutcomeRegistered,
+			LogVersion: int64Ptr(0), CatalogVersion: int64Ptr(0), LastCycle: at, LastSync: at},
+		{Table: "main.sales.waits", Type: "EXTERNAL", Mode: sync.ModeSync, Status: sync.StatusOutOfSync, Outcome: sync.OutcomeWouldRegister,
+			Reason: "waits for the next cycle: register.max_per_cycle (1) reached", LastCycle: at},
+		{Table: "main.sales.moved", Type: "EXTERNAL", Mode: sync.ModeSync, Status: sync.StatusSynced, Outcome: sync.OutcomeAlreadyRegistered,
+			Reason: "location s3://lake/w/sales/moved is already registered as main.sales.elsewhere: not registered again", LastCycle: at},
+		{Table: "main.sales.gone", Type: "EXTERNAL", Mode: sync.ModeSync, Status: sync.StatusUnknown, Outcome: sync.OutcomeOrphaned,
+			ErrorReason: sync.ReasonOrphaned, Reason: "orphaned: s3://lake/w/sales/gone holds no Delta log", LastCycle: at},
+		{Table: "main.nosuch.orders", Mode: sync.ModeSync, Status: sync.StatusUnknown, Outcome: sync.OutcomeFlagged,
+			ErrorReason: sync.ReasonMissingSchema, Reason: "schema main.nosuch does not exist", LastCycle: at},
+		{Table: "main.sales.taken", Mode: sync.ModeSync, Status: sync.StatusUnknown, Outcome: sync.OutcomeFlagged,
+			ErrorReason: sync.ReasonConflict, Reason: "main.sales.taken already exists at s3://other", LastCycle: at},
+		{Table: "main.sales.kept", Type: "EXTERNAL", Mode: sync.ModeSync, Status: sync.StatusSynced, Outcome: sync.OutcomeUnchanged, LastCycle: at, LastSync: at},
+	}
+	_, body := getStatusPage(t, in)
+	cellRE := regexp.MustCompile(`(?s)data-table="([^"]*)".*?<td class="(outcome(?: registration)?)">([^<]*)</td>`)
+	got := map[string][2]string{}
+	for _, m := range cellRE.FindAllStringSubmatch(body, -1) {
+		got[m[1]] = [2]string{m[2], m[3]}
+	}
+	want := map[string][2]string{
+		"main.sales.reg":     {"outcome registration", "registered"},
+		"main.sales.waits":   {"outcome registration", "would_register"},
+		"main.sales.moved":   {"outcome registration", "already_registered"},
+		"main.sales.gone":    {"outcome registration", "orphaned"},
+		"main.nosuch.orders": {"outcome registration", "flagged: missing_schema"},
+		"main.sales.taken":   {"outcome", "flagged: conflict"},
+		"main.sales.kept":    {"outcome", "unchanged"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outcome cells (-want +got):\n%s", diff)
+	}
+	for _, s := range []string{"register.max_per_cycle (1) reached", "already registered as main.sales.elsewhere",
+		"holds no Delta log", "schema main.nosuch does not exist", "already exists at s3://other"} {
+		if !strings.Contains(body, s) {
+			t.Errorf("page lacks the reason %q", s)
+		}
+	}
+	if !strings.Contains(body, `<th title="what the last reconcile or registration did">Outcome</th>`) {
+		t.Error("page lacks the Outcome column header")
 	}
 }

@@ -79,17 +79,17 @@ type statusCount struct {
 
 // statusRow is one table, with every value already formatted.
 type statusRow struct {
-	Table           string
-	Type            string
-	Mode            string
-	Status          string
-	Class           string // CSS class of the status: synced, outofsync, unknown
+	Table  string
+	Type   string
+	Mode   string
+	Status string
+	Class  string // CSS class of the status: synced, outofsync, unknown
 	// Outcome is the last result's outcome ("registered", "flagged:
 	// conflict"); Registration is set for the register phase's outcomes
 	// (registered, would_register, already_registered, orphaned) and for
 	// a flagged or failed registration.
-	Outcome      string
-	Registration bool
+	Outcome         string
+	Registration    bool
 	Drift           []string
 	LogVersion      string
 	CatalogVersion  string

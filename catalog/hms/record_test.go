@@ -2,6 +2,7 @@ package hms
 
 import (
 	"maps"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -184,5 +185,37 @@ func TestNewExternalTable(t *testing.T) {
 	}
 	if _, err := NewExternalTable("db", "t", Desired{}); err == nil {
 		t.Error("no location: want an error")
+	}
+}
+
+// A record's part counts and parts are the metastore's to spell: a count
+// the parameters cannot hold, or parts joining to more than
+// MaxSchemaLength, is refused naming the key before anything that size is
+// allocated.
+func TestReadSchemaBounds(t *testing.T) {
+	huge := strings.Repeat("x", MaxSchemaLength/2+1)
+	for _, tc := range []struct {
+		params map[string]string
+		want   string
+	}{
+		{map[string]string{KeySchemaNumParts: "1000000000"}, `spark.sql.sources.schema.numParts = "1000000000"`},
+		{map[string]string{KeySchemaNumParts: "99999", KeySchemaPart + "0": "{"}, "spark.sql.sources.schema.numParts = 99999 but the table has only"},
+		{map[string]string{KeyNumPartCols: "1000000000"}, `spark.sql.sources.schema.numPartCols = "1000000000"`},
+		{map[string]string{KeyNumPartCols: "99999"}, "spark.sql.sources.schema.numPartCols = 99999 but the table has only"},
+		{map[string]string{KeySchemaNumParts: "2", KeySchemaPart + "0": huge, KeySchemaPart + "1": huge}, "parts join to more than"},
+	} {
+		tbl := sparkRegistered("db", "t", "file:/w", "file:/w/t")
+		delete(tbl.Parameters, KeySchema)
+		maps.Copy(tbl.Parameters, tc.params)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := ReadRecord(tbl)
+		runtime.ReadMemStats(&after)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "hive.db.t") {
+			t.Errorf("ReadRecord(%.80v) = %v, want an error naming hive.db.t and %q", tc.params, err, tc.want)
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > 256<<10 {
+			t.Errorf("ReadRecord(%.80v) allocated %d bytes before refusing", tc.params, got)
+		}
 	}
 }

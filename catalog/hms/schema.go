@@ -10,7 +10,9 @@ import (
 // spark.sql.sources.schema, or .numParts with .part.0 … .part.N-1 (Spark's
 // CatalogTable.readLargeTableProp; both forms are read). ok is false when
 // neither is present. A split schema with a missing part, or a bad
-// numParts, is an error naming the key.
+// numParts, is an error naming the key, as is a numParts more than the
+// parameters could hold or parts that join to more than MaxSchemaLength
+// bytes (both checked before anything is joined or allocated).
 func ReadSchema(params map[string]string) (schema string, ok bool, err error) {
 	if v, has := params[KeySchema]; has {
 		return v, true, nil
@@ -23,17 +25,31 @@ func ReadSchema(params map[string]string) (schema string, ok bool, err error) {
 	if err != nil || parts < 0 || parts > 100000 {
 		return "", false, fmt.Errorf("parameter %s = %q: want a part count", KeySchemaNumParts, n)
 	}
-	var b []byte
+	if parts > len(params) {
+		return "", false, fmt.Errorf("parameter %s = %d but the table has only %d parameters", KeySchemaNumParts, parts, len(params))
+	}
+	total := 0
 	for i := range parts {
 		k := KeySchemaPart + strconv.Itoa(i)
 		p, has := params[k]
 		if !has {
 			return "", false, fmt.Errorf("parameter %s = %d but %s is missing", KeySchemaNumParts, parts, k)
 		}
-		b = append(b, p...)
+		if total += len(p); total > MaxSchemaLength {
+			return "", false, fmt.Errorf("parameters %s…%s: the %d parts join to more than %d bytes", KeySchemaPart+"0", k, parts, MaxSchemaLength)
+		}
+	}
+	b := make([]byte, 0, total)
+	for i := range parts {
+		b = append(b, params[KeySchemaPart+strconv.Itoa(i)]...)
 	}
 	return string(b), true, nil
 }
+
+// MaxSchemaLength bounds the bytes a split schema's parts may join to: 16
+// MiB, far above any table's (a 10,000-column Spark schema is ~1 MiB), so
+// a record that claims more is refused instead of joined.
+const MaxSchemaLength = 16 << 20
 
 // SplitSchema is how the schema is written: one key when it has at most
 // SchemaPartLength characters (UTF-16 code units, as Java counts them),
@@ -83,6 +99,9 @@ func ReadPartitionColumns(params map[string]string) ([]string, error) {
 	count, err := strconv.Atoi(n)
 	if err != nil || count < 0 || count > 100000 {
 		return nil, fmt.Errorf("parameter %s = %q: want a column count", KeyNumPartCols, n)
+	}
+	if count > len(params) {
+		return nil, fmt.Errorf("parameter %s = %d but the table has only %d parameters", KeyNumPartCols, count, len(params))
 	}
 	cols := make([]string, count)
 	for i := range count {

@@ -2,7 +2,9 @@ package deltalog
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -21,6 +23,37 @@ import (
 // most S3 returns in one ListObjectsV2 page.
 const DefaultListPageSize = 1000
 
+// ErrListingUnbounded means a store's directory listing broke a bound
+// ListDirs sets on it: a page token repeated, more pages or names than
+// any directory of tables has, or a long run of pages that bring no new
+// name. A store that pages forever (a bug, a hostile proxy) ends with it
+// instead of listing until killed.
+var ErrListingUnbounded = errors.New("deltalog: directory listing does not end")
+
+// listDirsBounds bound one ListDirs: pages in all, names handed on, and
+// consecutive pages that bring no new name (a store may report a common
+// prefix on every page over the objects under it: gofakes3 does).
+type listDirsBounds struct{ pages, names, idlePages int }
+
+// defaultListDirsBounds: 100,000 pages (100 million entries at S3's 1,000
+// a page), a million directories, 1,000 pages in a row without a new one
+// (a million objects under directories already seen).
+var defaultListDirsBounds = listDirsBounds{pages: 100_000, names: 1_000_000, idlePages: 1_000}
+
+func (b listDirsBounds) orDefault() listDirsBounds {
+	d := defaultListDirsBounds
+	if b.pages > 0 {
+		d.pages = b.pages
+	}
+	if b.names > 0 {
+		d.names = b.names
+	}
+	if b.idlePages > 0 {
+		d.idlePages = b.idlePages
+	}
+	return d
+}
+
 // ListDirs calls fn with the names of the immediate subdirectories of the
 // directory at rawURL, page by page, in key order: one LIST with delimiter
 // "/", one request per page of at most pageSize entries (0:
@@ -31,6 +64,8 @@ const DefaultListPageSize = 1000
 // the bucket's in-flight gate, as a Table's requests are. Each name is
 // handed to fn once. URL forms and
 // options are Open's; fn returning an error stops the listing with it.
+// A listing that breaks its bounds (ErrListingUnbounded) stops with a
+// LogError saying which.
 func ListDirs(ctx context.Context, rawURL string, pageSize int, fn func(names []string) error, opts ...Option) error {
 	o := applyOptions(opts)
 	rawURL = hadoopFile(rawURL)
@@ -59,8 +94,16 @@ func ListDirs(ctx context.Context, rawURL string, pageSize int, fn func(names []
 	// A store may report one common prefix on several pages (gofakes3
 	// pages over the objects under it): each name is handed on once.
 	seen := map[string]bool{}
+	bounds := o.listBounds.orDefault()
+	tokens := map[[sha256.Size]byte]bool{} // digests: a token's size is the store's to choose
+	unbounded := func(format string, args ...any) error {
+		return &LogError{Op: "list", Table: name, Version: -1, Err: fmt.Errorf("%w: "+format, append([]any{ErrListingUnbounded}, args...)...)}
+	}
 	token := blob.FirstPageToken
-	for len(token) > 0 {
+	for page, idle := 1, 0; len(token) > 0; page++ {
+		if page > bounds.pages {
+			return unbounded("more than %d pages", bounds.pages)
+		}
 		start := time.Now()
 		var objs []*blob.ListObject
 		var next []byte
@@ -84,10 +127,24 @@ func ListDirs(ctx context.Context, rawURL string, pageSize int, fn func(names []
 			seen[n] = true
 			names = append(names, n)
 		}
-		if len(names) > 0 {
+		if len(seen) > bounds.names {
+			return unbounded("more than %d directories", bounds.names)
+		}
+		if idle++; len(names) > 0 {
+			idle = 0
 			if err := fn(names); err != nil {
 				return err
 			}
+		}
+		if idle >= bounds.idlePages {
+			return unbounded("%d pages in a row without a new directory", idle)
+		}
+		if len(next) > 0 {
+			d := sha256.Sum256(next)
+			if tokens[d] {
+				return unbounded("page %d's next token was given before: the store pages in a circle", page)
+			}
+			tokens[d] = true
 		}
 		token = next
 	}

@@ -36,6 +36,9 @@ type options struct {
 	// gates are the storage limits the Table shares (WithStorageGates);
 	// nil means defaultGates.
 	gates *StorageGates
+	// listBounds are ListDirs' bounds; zero fields mean the defaults
+	// (listDirsBounds). Tests set them smaller.
+	listBounds listDirsBounds
 }
 
 // applyOptions folds opts into a fresh options value.

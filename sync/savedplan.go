@@ -158,11 +158,25 @@ func (p *SavedPlan) WriteJSON(w io.Writer) error {
 // version, and a table without its name, uuid, etag or updates (or with
 // an update the Delta API refuses in shape, see
 // catalog.UpdateTableRequest.Validate) are errors naming the file and the
-// field: a plan is applied whole or not at all.
+// field: a plan is applied whole or not at all. A file of more than
+// MaxSavedPlanBytes is refused after reading at most one byte more.
 func ReadSavedPlan(r io.Reader, name string) (*SavedPlan, error) {
-	data, err := io.ReadAll(r)
+	return readSavedPlan(r, name, MaxSavedPlanBytes)
+}
+
+// MaxSavedPlanBytes bounds a saved plan file: 256 MiB, some 20,000 tables
+// each with a 10,000-column schema change in it, so that a wrong file (a
+// device, a log, a sparse file of gigabytes) is refused instead of read
+// into memory whole.
+const MaxSavedPlanBytes = 256 << 20
+
+func readSavedPlan(r io.Reader, name string, limit int64) (*SavedPlan, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("plan file %s: %w", name, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("plan file %s is larger than %d bytes, more than any saved plan: not a plan file", name, limit)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("plan file %s is empty: write one with deltasync plan --out %s", name, name)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/deltasync/deltasync/catalog/uctest"
@@ -119,5 +120,51 @@ func TestDropWithoutColumnMappingIsFlagged(t *testing.T) {
 	}
 	if got := e.record("t").Properties["owner.team"]; got != "data" {
 		t.Errorf("the property did not sync: %q", got)
+	}
+}
+
+// A guarded server that refuses a rename step halfway (the first step
+// taken, the second refused) leaves the record with one column renamed and
+// its watermark where it was: it never claims the log version whose
+// columns it does not hold. The table is flagged refused with the step's
+// answer, and the next cycle, the server taking requests again, completes
+// the renames and the watermark.
+func TestRenameStepRefusedHalfway(t *testing.T) {
+	srv := spectest.NewForTest(t, uctest.WithColumnRenameGuards())
+	e := newEnvAt(t, srv.URL())
+	e.srv = srv
+	dir := e.register("table-with-columnmapping-mode-name", "t", -1)
+	before := e.record("t")
+	md, want := renamedMetaData(t, dir, 3)
+	writeCommit(t, dir, 1, md)
+	var calls atomic.Int32
+	srv.BeforeUpdate(func(string) {
+		if calls.Add(1) == 2 { // step 1 is being taken: refuse the next request, step 2
+			srv.FailNextError(1, 400, "InvalidParameterValueException", "set-columns: injected refusal of a rename step")
+		}
+	})
+	rep := e.reconciler(only(e, "t")).Sync(context.Background())
+	res := rep.Results[0]
+	if res.ErrorReason != sync.ReasonRefused || res.Refused == nil || !strings.Contains(res.Refused.Message, "injected refusal") {
+		t.Fatalf("%s %s refused %+v\n%s", res.Outcome, res.ErrorReason, res.Refused, reportText(rep))
+	}
+	mid := e.record("t")
+	if got := columnNamesOf(mid); got[0] != want[0] || got[1] == want[1] || got[2] == want[2] {
+		t.Errorf("after the refused step: columns %v, want only the first renamed of %v", got, want)
+	}
+	if mid.LastCommitVersion == nil || before.LastCommitVersion == nil || *mid.LastCommitVersion != *before.LastCommitVersion {
+		t.Errorf("watermark %v after a refused step, want %v (the version before)", mid.LastCommitVersion, before.LastCommitVersion)
+	}
+	srv.BeforeUpdate(nil)
+	rep = e.reconciler(only(e, "t")).Sync(context.Background())
+	if res := rep.Results[0]; res.Outcome != sync.OutcomeSynced {
+		t.Fatalf("next cycle: %s %s: %s\n%s", res.Outcome, res.ErrorReason, res.Reason, reportText(rep))
+	}
+	after := e.record("t")
+	if got := columnNamesOf(after); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("next cycle: columns %v, want %v", got, want)
+	}
+	if after.LastCommitVersion == nil || *after.LastCommitVersion != 1 {
+		t.Errorf("next cycle: watermark %v, want 1", after.LastCommitVersion)
 	}
 }

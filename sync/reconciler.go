@@ -342,7 +342,7 @@ func (r *Reconciler) startWorkers(ctx context.Context, jobs <-chan Target, done 
 	// A check runs on a goroutine of its own, at most CheckConcurrency at
 	// once: idle checkers would be goroutines held for the whole cycle.
 	sem := make(chan struct{}, r.opts.CheckConcurrency)
-	var q orderedQueue[job]
+	q := newOrderedQueue[job]()
 	var checkers, workers stdsync.WaitGroup
 	check := func(j job) {
 		defer func() { <-sem }()
@@ -391,15 +391,14 @@ type orderedQueue[T any] struct {
 	closed bool
 }
 
-func (q *orderedQueue[T]) init() {
-	if q.cond == nil {
-		q.cond = stdsync.NewCond(&q.mu)
-	}
+func newOrderedQueue[T any]() *orderedQueue[T] {
+	q := &orderedQueue[T]{}
+	q.cond = stdsync.NewCond(&q.mu)
+	return q
 }
 
 func (q *orderedQueue[T]) push(v T) {
 	q.mu.Lock()
-	q.init()
 	q.items = append(q.items, v)
 	q.mu.Unlock()
 	q.cond.Signal()
@@ -407,7 +406,6 @@ func (q *orderedQueue[T]) push(v T) {
 
 func (q *orderedQueue[T]) close() {
 	q.mu.Lock()
-	q.init()
 	q.closed = true
 	q.mu.Unlock()
 	q.cond.Broadcast()
@@ -418,7 +416,6 @@ func (q *orderedQueue[T]) close() {
 func (q *orderedQueue[T]) pop() (v T, more bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.init()
 	for len(q.items) == 0 && !q.closed {
 		q.cond.Wait()
 	}

@@ -156,8 +156,8 @@ type columnChange struct {
 	notes    []note // what changed in a changed or renamed column
 }
 
-// columnChanges lists top-level column differences in the order
-// schemaDetails tells them: the log's columns added, changed, renamed or
+// columnChanges lists top-level column differences (Changes and, in
+// their words, SchemaChange.Details say them): the log's columns added, changed, renamed or
 // moved, then the catalog's dropped. Columns are matched by identity
 // (matchField: the column-mapping id, else the physical name, where both
 // sides have one; a rename keeps it), else by name; a name kept with

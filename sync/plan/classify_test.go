@@ -214,6 +214,11 @@ func TestRenameFromDiff(t *testing.T) {
 	if d := cmp.Diff(want, shorten(p.Changes())); d != "" {
 		t.Errorf("Changes (-want +got):\n%s", d)
 	}
+	// Details say the same columns as Changes, in words: one rename, not
+	// the add and drop a match by name would make of it.
+	if d := cmp.Diff([]string{`rename column "price"`}, p.Schema.Details); d != "" {
+		t.Errorf("Details (-want +got):\n%s", d)
+	}
 }
 
 // TestChangeRename reads both names of a rename back from the change, for

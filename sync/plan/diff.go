@@ -324,33 +324,23 @@ func canonicalAny(v any) string {
 	return string(b)
 }
 
-// schemaDetails describes top-level column differences for people.
+// schemaDetails describes top-level column differences for people: the
+// columnChanges Plan.Changes lists (the same matching by identity), one
+// line each.
 func schemaDetails(log, cat catalog.StructType) []string {
-	enc := func(f catalog.StructField) string {
-		b, _ := json.Marshal(catalog.StructType{Fields: []catalog.StructField{f}})
-		return string(b)
-	}
-	catByName := map[string]catalog.StructField{}
-	for _, f := range cat.Fields {
-		catByName[f.Name] = f
-	}
 	var out []string
-	logNames := map[string]bool{}
-	for i, f := range log.Fields {
-		logNames[f.Name] = true
-		c, ok := catByName[f.Name]
-		switch {
-		case !ok:
-			out = append(out, fmt.Sprintf("add column %q", f.Name))
-		case enc(f) != enc(c):
-			out = append(out, fmt.Sprintf("change column %q", f.Name))
-		case i >= len(cat.Fields) || cat.Fields[i].Name != f.Name:
-			out = append(out, fmt.Sprintf("move column %q to position %d", f.Name, i))
-		}
-	}
-	for _, f := range cat.Fields {
-		if !logNames[f.Name] {
-			out = append(out, fmt.Sprintf("drop column %q", f.Name))
+	for _, c := range columnChanges(log, cat) {
+		switch c.op {
+		case OpAdd:
+			out = append(out, fmt.Sprintf("add column %q", c.name))
+		case OpRemove:
+			out = append(out, fmt.Sprintf("drop column %q", c.name))
+		case OpRename:
+			out = append(out, fmt.Sprintf("rename column %q", c.name))
+		case OpMove:
+			out = append(out, fmt.Sprintf("move column %q to position %s", c.name, c.log))
+		default:
+			out = append(out, fmt.Sprintf("change column %q", c.name))
 		}
 	}
 	if len(out) == 0 {

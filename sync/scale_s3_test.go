@@ -188,6 +188,10 @@ func BenchmarkScaleS3(b *testing.B) {
 	if catalogLatency == "" {
 		catalogLatency = "10ms"
 	}
+	s3Latency := os.Getenv(scaleS3LatencyEnv)
+	if s3Latency == "" {
+		s3Latency = "20ms" // TestScaleS3Server's default
+	}
 	dir := scaleTables(b, n)
 	s3URL := startScaleS3(b, n, dir)
 	ucURL := startScaleCatalog(b, n, dir, scaleLocationEnv+"=s3://lake", scaleLatencyEnv+"="+catalogLatency)
@@ -291,7 +295,7 @@ func BenchmarkScaleS3(b *testing.B) {
 	}
 	loadavg()
 	b.Logf("%d tables on S3 (gofakes3 indexed, own process, %s per request), uctest (own process, %s per request), GOMAXPROCS %d, Concurrency %d (0: default)",
-		n, os.Getenv(scaleS3LatencyEnv), catalogLatency, runtime.GOMAXPROCS(0), opts.Concurrency)
+		n, s3Latency, catalogLatency, runtime.GOMAXPROCS(0), opts.Concurrency)
 	b.Logf("process RSS before the Reconciler existed: %.0f MiB; load average (1/5/15 min) before each cycle and after the last: %v", baseRSS, load)
 	b.Logf("| cycle | wall | CPU | CPU per table | catalog req/table | storage LIST/table | storage GET/table | S3 requests/table (server) | peak in flight (server) | S3 server CPU | peak RSS | max live / goal heap | outcomes |")
 	b.Logf("|---|---|---|---|---|---|---|---|---|---|---|---|---|")

@@ -248,3 +248,30 @@ func TestAdoptEventChecks(t *testing.T) {
 		t.Errorf("status of taken: %+v", st)
 	}
 }
+
+// TestAdoptEventAheadOfTheLog: the event announces a commit the log does
+// not show yet (v1 while only v0 is there): the table is registered at
+// v0 and the event becomes the table's, held until the commit lands and
+// the catalog records it; then acknowledged.
+func TestAdoptEventAheadOfTheLog(t *testing.T) {
+	e := uctestEnv(t)
+	rg := newEventRigWith(t, e, nil, func(o *sync.Options) {
+		o.Selector, _ = sync.NewSelector(nil)
+		o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{{Location: "s3://lake/w/{table}", Name: e.catalog + "." + e.schema + ".{table}"}}, Interval: 6 * time.Hour}
+	})
+	ctx := context.Background()
+	rg.rec.Sync(ctx) // start-up discovery: nothing there yet
+	rg.run()
+	rg.lake.seed("delta-0.8.0", "late", 0)
+	rg.publish(s3Event("lake", "w/late/_delta_log/00000000000000000001.json", time.Now()))
+	rg.waitFor("registered at v0", func() bool { ok, _ := e.client.TableExists(ctx, e.name("late")); return ok })
+	if got := rg.watermark("late"); got != 0 {
+		t.Fatalf("watermark %d right after registering, want 0", got)
+	}
+	if got := rg.counter("deltasync_events_pending_tables"); got != 1 {
+		t.Errorf("pending tables %v while v1 is not in the log, want 1", got)
+	}
+	rg.lake.commit("late", 1)
+	rg.waitFor("watermark 1", func() bool { return rg.watermark("late") == 1 })
+	rg.waitFor("acknowledged", func() bool { return rg.counter("deltasync_events_pending_tables") == 0 })
+}

@@ -12,8 +12,14 @@ import (
 	"gocloud.dev/pubsub"
 	_ "gocloud.dev/pubsub/mempubsub" // mem:// (tests, demos)
 
+	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/events"
 )
+
+// The daemon's reconciler registers tables from events (register rules
+// plus events): Events finds that out by this interface, so a change to
+// it must not silently turn the feature off.
+var _ events.Registrar = (*sync.Reconciler)(nil)
 
 // eventsConfig is the `events:` section: storage notifications that make a
 // commit reach the catalog in seconds. The cron schedule stays the safety

@@ -150,17 +150,29 @@ func fixtureAdd(i int) (path string, part map[string]string, size int64, mtime i
 // its checkpoint, generating it first if it is not cached.
 func fixtureDir(tb testing.TB, nFiles int) string {
 	tb.Helper()
+	return cachedFixtureDir(tb, fmt.Sprintf("table-%d-%s", nFiles, fixtureRev), func(tmp string) error {
+		return writeFixture(tmp, nFiles)
+	})
+}
+
+// cachedFixtureDir returns the fixture directory name under the bench
+// cache ($DELTASYNC_CACHE/bench, else the temp dir's), made by write into a
+// directory of this process's first if it is not complete (.complete), and
+// renamed into place: a test process that made it first wins.
+func cachedFixtureDir(tb testing.TB, name string, write func(dir string) error) string {
+	tb.Helper()
 	base := os.Getenv("DELTASYNC_CACHE")
 	if base == "" {
 		base = filepath.Join(os.TempDir(), "deltasync-cache")
 	}
-	dir := filepath.Join(base, "bench", fmt.Sprintf("table-%d-%s", nFiles, fixtureRev))
+	dir := filepath.Join(base, "bench", name)
 	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
 		return dir
 	}
-	tmp := dir + ".tmp"
+	tmp := fmt.Sprintf("%s.tmp%d", dir, os.Getpid())
 	_ = os.RemoveAll(tmp)
-	if err := writeFixture(tmp, nFiles); err != nil {
+	defer os.RemoveAll(tmp)
+	if err := write(tmp); err != nil {
 		tb.Fatalf("generate fixture %s: %v", dir, err)
 	}
 	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644); err != nil {
@@ -168,6 +180,9 @@ func fixtureDir(tb testing.TB, nFiles int) string {
 	}
 	_ = os.RemoveAll(dir)
 	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, ".complete")); serr == nil {
+			return dir // another test process made it first
+		}
 		tb.Fatal(err)
 	}
 	return dir

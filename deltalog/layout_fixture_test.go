@@ -158,47 +158,25 @@ func rewriteFooter(data []byte, edit func(*format.FileMetaData)) ([]byte, error)
 // 50th changes metaData when there are that many). Cached like fixtureDir.
 func layoutTableDir(tb testing.TB, l cpLayout, after int) string {
 	tb.Helper()
-	base := os.Getenv("DELTASYNC_CACHE")
-	if base == "" {
-		base = filepath.Join(os.TempDir(), "deltasync-cache")
-	}
-	dir := filepath.Join(base, "bench", fmt.Sprintf("layout-%s-a%d-%s", l.name(), after, layoutRev))
-	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
-		return dir
-	}
-	tmp := fmt.Sprintf("%s.tmp%d", dir, os.Getpid())
-	_ = os.RemoveAll(tmp)
-	defer os.RemoveAll(tmp)
-	logDir := filepath.Join(tmp, "_delta_log")
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	cp := filepath.Join(logDir, fmt.Sprintf("%020d.checkpoint.parquet", fixtureCheckpoint))
-	if err := writeLayoutCheckpointFile(cp, l); err != nil {
-		tb.Fatalf("write checkpoint %s: %v", cp, err)
-	}
-	if err := writeCommitsAfter(logDir, fixtureCheckpoint, after, l.nFiles); err != nil {
-		tb.Fatal(err)
-	}
-	rows := l.nFiles + 2
-	if l.writer == "spark" {
-		rows++ // and a txn
-	}
-	lc, _ := json.Marshal(map[string]any{"version": fixtureCheckpoint, "size": rows, "numOfAddFiles": l.nFiles})
-	if err := os.WriteFile(filepath.Join(logDir, "_last_checkpoint"), lc, 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	_ = os.RemoveAll(dir)
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, serr := os.Stat(filepath.Join(dir, ".complete")); serr == nil {
-			return dir // another test process made it first
+	return cachedFixtureDir(tb, fmt.Sprintf("layout-%s-a%d-%s", l.name(), after, layoutRev), func(tmp string) error {
+		logDir := filepath.Join(tmp, "_delta_log")
+		if err := os.MkdirAll(logDir, 0o755); err != nil {
+			return err
 		}
-		tb.Fatal(err)
-	}
-	return dir
+		cp := filepath.Join(logDir, fmt.Sprintf("%020d.checkpoint.parquet", fixtureCheckpoint))
+		if err := writeLayoutCheckpointFile(cp, l); err != nil {
+			return fmt.Errorf("write checkpoint %s: %w", cp, err)
+		}
+		if err := writeCommitsAfter(logDir, fixtureCheckpoint, after, l.nFiles); err != nil {
+			return err
+		}
+		rows := l.nFiles + 2
+		if l.writer == "spark" {
+			rows++ // and a txn
+		}
+		lc, _ := json.Marshal(map[string]any{"version": fixtureCheckpoint, "size": rows, "numOfAddFiles": l.nFiles})
+		return os.WriteFile(filepath.Join(logDir, "_last_checkpoint"), lc, 0o644)
+	})
 }
 
 // writeCommitsAfter writes n JSON commits after version cp, each a

@@ -22,6 +22,9 @@ type Target struct {
 	// a per-table catalog request (see Options.ResyncInterval); without it
 	// the table is always fully re-read.
 	Listed *catalog.TableInfo
+	// native is what the catalog kind's listing read of the table
+	// (catalogKind.load may plan from it); nil for Unity Catalog.
+	native any
 }
 
 // Result is what one reconcile found and did.
@@ -151,7 +154,7 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 	var uniform *plan.UniformDrift // read-only drift of the last plan made (noteUniform)
 	var recs records
 	for attempt := 1; ; attempt++ {
-		seen, err := r.load(ctx, st, t)
+		seen, err := r.load(ctx, st, t, attempt)
 		if err != nil {
 			return result(t, attempt, &seen, nil, nil, err, uniform), recs
 		}
@@ -222,7 +225,10 @@ func result(t Target, attempt int, seen *observed, d *decision, a *applied, err 
 // When load fails, what it had read is kept for the report: the record
 // (if it was read) and logVersion (if the log was).
 type observed struct {
-	rec        plan.Record
+	rec plan.Record
+	// native is the kind's own form of the record read (catalogKind.load),
+	// what its write is guarded by; nil for Unity Catalog.
+	native     any
 	log        plan.LogState
 	logVersion *int64
 }
@@ -238,9 +244,9 @@ func (o *observed) catalogVersion() *int64 {
 
 // load reads the table's catalog record and then its log at the record's
 // location, and classifies every error it returns (see problem).
-func (r *Reconciler) load(ctx context.Context, st *tableState, t Target) (observed, error) {
+func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, attempt int) (observed, error) {
 	var seen observed
-	rec, err := r.loadRecord(ctx, t.Name, t.Listed)
+	rec, native, err := r.kind.load(ctx, t, attempt)
 	if err != nil {
 		var p *problem
 		if errors.As(err, &p) {
@@ -251,7 +257,7 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target) (observ
 		}
 		return seen, failed(ReasonCatalog, err)
 	}
-	seen.rec = rec
+	seen.rec, seen.native = rec, native
 	_, _ = rec.ColumnsAsLog() // rendered once here for readLog, the check below and Diff
 	prevID := previousID(st, &rec)
 	log, err := r.readLog(ctx, st, rec, false)
@@ -308,7 +314,7 @@ func versionOf(log plan.LogState) *int64 {
 // the updates to write (in a dry run, to report as what would be written,
 // or as what the catalog would refuse).
 func (r *Reconciler) decide(t Target, seen *observed) decision {
-	pl := plan.Diff(seen.log, seen.rec, r.opts.Diff)
+	pl := r.kind.diff(seen.log, &seen.rec, seen.native)
 	d := decision{uniform: pl.Uniform}
 	if !pl.Empty() {
 		d.plan = &pl
@@ -336,7 +342,7 @@ func (r *Reconciler) decide(t Target, seen *observed) decision {
 	}
 	if r.opts.DryRun {
 		d.verdict = verdictDryRun
-		d.refused, d.err = r.preflight(d.updates)
+		d.refused, d.err = r.kind.preflight(d.updates)
 	}
 	return d
 }
@@ -381,23 +387,20 @@ type applied struct {
 	left       *plan.Plan
 }
 
-// apply sends updates in one updateTable guarded by the record's uuid and
-// etag, then reads the record again to confirm the plan left nothing
-// behind. It returns what it did and re-read, with errRetry after an etag
-// conflict while attempts remain, or a classified error.
+// apply sends updates in one write guarded by the record as read (Unity
+// Catalog: one updateTable asserting the record's uuid and etag; see
+// catalogKind.write), then reads the record again to confirm the plan
+// left nothing behind. It returns what it did and re-read, with errRetry
+// after a conflict while attempts remain, or a classified error.
 func (r *Reconciler) apply(ctx context.Context, t Target, seen *observed, updates []catalog.Update, changes []plan.Change, attempt int) (applied, error) {
 	a := applied{updates: updates, changes: changes}
 	rec := &seen.rec
 	l := r.logger(ctx).With(zap.String("table", t.Name.String()))
-	req := catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: rec.ID}, catalog.AssertEtag{Etag: rec.Etag}},
-		Updates:      updates,
-	}
 	l.Info("sending update", zap.String("etag", rec.Etag), zap.Int64("version", seen.log.Version), zap.Strings("actions", plan.ActionNames(updates)))
-	if _, err := r.updateTable(ctx, t.Name, req, changes, seen.logVersion); err != nil {
-		if !catalog.IsConflict(err) {
+	if err := r.kind.write(ctx, t, seen, &a); err != nil {
+		if !r.kind.isConflict(err) {
 			a.notApplied = true
-			return a, r.refusedOrSplit(ctx, t, seen, &a, err)
+			return a, r.kind.writeFailed(ctx, t, seen, &a, err)
 		}
 		r.opts.Metrics.recordError(ReasonConflict)
 		if attempt < r.opts.MaxAttempts {
@@ -421,12 +424,12 @@ func (r *Reconciler) apply(ctx context.Context, t Target, seen *observed, update
 // reread reads the record again after an update (noting it on a) and
 // returns what still differs from the log.
 func (r *Reconciler) reread(ctx context.Context, name catalog.TableName, log plan.LogState, a *applied) (plan.Plan, error) {
-	after, err := r.loadRecord(ctx, name, nil)
+	after, native, err := r.kind.load(ctx, Target{Name: name}, 0)
 	if err != nil {
 		return plan.Plan{}, err
 	}
 	a.after = &after
-	return plan.Diff(log, after, r.opts.Diff), nil
+	return r.kind.diff(log, &after, native), nil
 }
 
 // loadRecord reads both catalog views of a table: the Delta API record and

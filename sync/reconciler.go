@@ -102,6 +102,9 @@ type Reconciler struct {
 	logOptions []deltalog.Option
 	// adopter registers tables found in storage (nil: no register rules).
 	adopter *adopter
+	// kind is the catalog's kind: Unity Catalog, or a Hive Metastore
+	// (catalogkind.go).
+	kind catalogKind
 }
 
 // tableState is what the reconciler remembers about a table between cycles.
@@ -156,6 +159,7 @@ func New(opts Options) (*Reconciler, error) {
 		l = zap.NewNop()
 	}
 	r := &Reconciler{opts: opts, log: l, tables: map[string]*tableState{}}
+	r.kind = ucKind{r}
 	a, err := newAdopter(opts.Register, opts.Storage)
 	if err != nil {
 		return nil, err
@@ -246,7 +250,7 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 		r.progressDone()
 	})
 	dispatched, stopped := 0, false
-	skipped, err := r.discover(ctx, func(t Target) bool {
+	skipped, err := r.kind.discover(ctx, func(t Target) bool {
 		listed = append(listed, t.Name.String())
 		if next := r.state(t.Name.String()).nextAttempt(r); !next.IsZero() && start.Before(next) {
 			rep.Deferred = append(rep.Deferred, t.Name.String())

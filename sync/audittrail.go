@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/hms"
 	"github.com/deltasync/deltasync/sync/audit"
 	"github.com/deltasync/deltasync/sync/plan"
 )
@@ -42,7 +43,8 @@ func writeOutcome(err error) audit.Outcome {
 	switch {
 	case err == nil:
 		return audit.OutcomeSynced
-	case catalog.IsConflict(err), catalog.IsNotFound(err), errors.Is(err, catalog.ErrRefused):
+	case catalog.IsConflict(err), catalog.IsNotFound(err), errors.Is(err, catalog.ErrRefused),
+		errors.Is(err, hms.ErrConflict), errors.Is(err, hms.ErrNotFound), errors.Is(err, hms.ErrRefused):
 		return audit.OutcomeRefused
 	}
 	return audit.OutcomeFailed

@@ -15,9 +15,13 @@ import (
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
-// Options configures a Reconciler. Catalog and Selector are required.
+// Options configures a Reconciler. Selector is required, and one of
+// Catalog (Unity Catalog) and HMS (a Hive Metastore).
 type Options struct {
-	Catalog  *catalog.Client
+	Catalog *catalog.Client
+	// HMS, set instead of Catalog, keeps a Hive Metastore's records true
+	// to the logs (hmskind.go).
+	HMS      *HMSOptions
 	Selector *Selector
 	Shard    Shard
 	// VendedCredentials reads each log with READ credentials vended by the
@@ -124,8 +128,15 @@ type tableState struct {
 
 // New checks opts and returns a Reconciler.
 func New(opts Options) (*Reconciler, error) {
-	if opts.Catalog == nil {
-		return nil, errors.New("sync: Options.Catalog is required")
+	switch {
+	case opts.Catalog == nil && (opts.HMS == nil || opts.HMS.Client == nil):
+		return nil, errors.New("sync: Options.Catalog (or Options.HMS with a client) is required")
+	case opts.Catalog != nil && opts.HMS != nil:
+		return nil, errors.New("sync: Options.Catalog and Options.HMS are two catalogs: set one")
+	case opts.HMS != nil && opts.VendedCredentials:
+		return nil, errors.New("sync: a Hive Metastore vends no credentials: read the logs with the process's own (credentials: ambient)")
+	case opts.HMS != nil && opts.Register != nil && len(opts.Register.Rules) > 0:
+		return nil, errors.New("sync: registering tables found in storage (register rules) is not supported with a Hive Metastore yet")
 	}
 	if opts.Selector == nil {
 		return nil, errors.New("sync: Options.Selector is required")
@@ -160,6 +171,9 @@ func New(opts Options) (*Reconciler, error) {
 	}
 	r := &Reconciler{opts: opts, log: l, tables: map[string]*tableState{}}
 	r.kind = ucKind{r}
+	if opts.HMS != nil {
+		r.kind = newHMSKind(r, opts.HMS)
+	}
 	a, err := newAdopter(opts.Register, opts.Storage)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,238 @@
+// Package fakehms is an in-process Hive Metastore for tests (sync's and
+// cmd's): real Thrift over gohive's generated processor, for the few calls
+// deltasync makes.
+package fakehms
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	gosync "sync"
+	"testing"
+
+	"github.com/apache/thrift/lib/go/thrift"
+	hm "github.com/beltran/gohive/hive_metastore"
+)
+
+// Server is an in-process Hive Metastore speaking real Thrift (gohive's
+// generated processor) for the few calls deltasync makes, with HMS's
+// semantics where a sync depends on them: getVersion ("4.0.1" or "3.0"),
+// the alter's expected_parameter_key/value guard (HMS 4 only; HMS 3
+// ignores it, as the real 3.1.3 does), transient_lastDdlTime set by the
+// server on an alter that omits it, EXCLUSIVE table locks. Calls are
+// counted by name. It is for deterministic bounds (calls per table) and
+// races staged between a read and a write; the contract with the real
+// servers is the real-HMS tests'.
+type Server struct {
+	hm.ThriftHiveMetastore // nil: a call not implemented here panics the handler
+
+	version string
+	mu      gosync.Mutex
+	dbs     map[string]map[string]*hm.Table
+	calls   map[string]int
+	locks   map[string]int64 // db.table → lock id
+	nextID  int64
+	clock   int64 // seconds; every server-set transient_lastDdlTime is a tick
+	// BeforeAlter, when set, runs (without the lock) before an alter is
+	// checked: another writer's edit landing between deltasync's read
+	// and its write.
+	BeforeAlter func(db, table string)
+	// URL is thrift://127.0.0.1:PORT.
+	URL string
+}
+
+func New(t testing.TB, version string) *Server {
+	t.Helper()
+	f := &Server{version: version, dbs: map[string]map[string]*hm.Table{}, calls: map[string]int{}, locks: map[string]int64{}, clock: 1_800_000_000}
+	sock, err := thrift.NewTServerSocket("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sock.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	f.URL = "thrift://" + sock.Addr().String()
+	srv := thrift.NewTSimpleServer4(hm.NewThriftHiveMetastoreProcessor(f), sock, thrift.NewTTransportFactory(), thrift.NewTBinaryProtocolFactoryConf(nil))
+	go func() { _ = srv.AcceptLoop() }()
+	t.Cleanup(func() { _ = srv.Stop() })
+	return f
+}
+
+func (f *Server) count(op string) {
+	f.mu.Lock()
+	f.calls[op]++
+	f.mu.Unlock()
+}
+
+// Calls returns the calls counted since the last reset, and resets them.
+func (f *Server) Calls() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.calls
+	f.calls = map[string]int{}
+	return c
+}
+
+func (f *Server) tick() string {
+	f.clock++
+	return strconv.FormatInt(f.clock, 10)
+}
+
+// Put stores a table as a client's create_table would (a copy; the
+// server sets transient_lastDdlTime).
+func (f *Server) Put(t *hm.Table) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := copyTable(t)
+	if c.Parameters == nil {
+		c.Parameters = map[string]string{}
+	}
+	c.Parameters["transient_lastDdlTime"] = f.tick()
+	if f.dbs[c.DbName] == nil {
+		f.dbs[c.DbName] = map[string]*hm.Table{}
+	}
+	f.dbs[c.DbName][c.TableName] = c
+}
+
+// Edit changes a stored table's parameters the way a Hive-client writer
+// does (the server moves transient_lastDdlTime).
+func (f *Server) Edit(db, table string, params map[string]string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := f.dbs[db][table]
+	maps.Copy(t.Parameters, params)
+	t.Parameters["transient_lastDdlTime"] = f.tick()
+}
+
+func (f *Server) Table(db, table string) *hm.Table {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return copyTable(f.dbs[db][table])
+}
+
+func copyTable(t *hm.Table) *hm.Table {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	c.Parameters = maps.Clone(t.Parameters)
+	if t.Sd != nil {
+		sd := *t.Sd
+		sd.Cols = slices.Clone(t.Sd.Cols)
+		if t.Sd.SerdeInfo != nil {
+			si := *t.Sd.SerdeInfo
+			si.Parameters = maps.Clone(t.Sd.SerdeInfo.Parameters)
+			sd.SerdeInfo = &si
+		}
+		c.Sd = &sd
+	}
+	return &c
+}
+
+func (f *Server) GetVersion(context.Context) (string, error) {
+	f.count("getVersion")
+	return f.version, nil
+}
+
+func (f *Server) GetAllDatabases(context.Context) ([]string, error) {
+	f.count("get_all_databases")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Sorted(maps.Keys(f.dbs)), nil
+}
+
+func (f *Server) GetAllTables(_ context.Context, db string) ([]string, error) {
+	f.count("get_all_tables")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ts, ok := f.dbs[db]
+	if !ok {
+		return nil, &hm.NoSuchObjectException{Message: "database " + db}
+	}
+	return slices.Sorted(maps.Keys(ts)), nil
+}
+
+func (f *Server) GetTableReq(_ context.Context, req *hm.GetTableRequest) (*hm.GetTableResult_, error) {
+	f.count("get_table_req")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := f.dbs[req.DbName][req.TblName]
+	if t == nil {
+		return nil, &hm.NoSuchObjectException{Message: req.DbName + "." + req.TblName + " table not found"}
+	}
+	return &hm.GetTableResult_{Table: copyTable(t)}, nil
+}
+
+func (f *Server) GetTableObjectsByNameReq(_ context.Context, req *hm.GetTablesRequest) (*hm.GetTablesResult_, error) {
+	f.count("get_table_objects_by_name_req")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	res := &hm.GetTablesResult_{Tables: []*hm.Table{}}
+	for _, n := range req.TblNames {
+		if t := f.dbs[req.DbName][n]; t != nil {
+			res.Tables = append(res.Tables, copyTable(t))
+		}
+	}
+	return res, nil
+}
+
+func (f *Server) AlterTableWithEnvironmentContext(_ context.Context, db, name string, next *hm.Table, env *hm.EnvironmentContext) error {
+	f.count("alter_table_with_environment_context")
+	if f.BeforeAlter != nil {
+		f.BeforeAlter(db, name)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := f.dbs[db][name]
+	if t == nil {
+		return &hm.InvalidOperationException{Message: "table " + db + "." + name + " doesn't exist"}
+	}
+	if key, ok := env.GetProperties()["expected_parameter_key"]; ok && f.version >= "4" {
+		want := env.GetProperties()["expected_parameter_value"]
+		if got, has := t.Parameters[key]; !has || got != want {
+			return &hm.MetaException{Message: fmt.Sprintf("The table has been modified. The parameter value for key '%s' is '%s'. The expected was value was '%s'", key, got, want)}
+		}
+		if _, set := next.Parameters[key]; !set {
+			return &hm.MetaException{Message: "New value for expected key " + key + " is not set"}
+		}
+	}
+	c := copyTable(next)
+	if _, set := c.Parameters["transient_lastDdlTime"]; !set {
+		c.Parameters["transient_lastDdlTime"] = f.tick()
+	}
+	f.dbs[db][name] = c
+	return nil
+}
+
+func (f *Server) Lock(_ context.Context, req *hm.LockRequest) (*hm.LockResponse, error) {
+	f.count("lock")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	comp := req.Component[0]
+	key := comp.Dbname + "." + comp.GetTablename()
+	if _, held := f.locks[key]; held {
+		return &hm.LockResponse{Lockid: f.nextID, State: hm.LockState_WAITING}, nil
+	}
+	f.locks[key] = f.nextID
+	return &hm.LockResponse{Lockid: f.nextID, State: hm.LockState_ACQUIRED}, nil
+}
+
+func (f *Server) CheckLock(_ context.Context, req *hm.CheckLockRequest) (*hm.LockResponse, error) {
+	f.count("check_lock")
+	return &hm.LockResponse{Lockid: req.Lockid, State: hm.LockState_WAITING}, nil
+}
+
+func (f *Server) Unlock(_ context.Context, req *hm.UnlockRequest) error {
+	f.count("unlock")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k, id := range f.locks {
+		if id == req.Lockid {
+			delete(f.locks, k)
+		}
+	}
+	return nil
+}

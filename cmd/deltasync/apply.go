@@ -42,6 +42,9 @@ func newApplyCommand(c *cli) *cobra.Command {
 			}
 			defer a.rec.Close()
 			defer a.audit.Close()
+			if a.client == nil {
+				return &exitError{code: 1, err: fmt.Errorf("apply: saved plans are guarded by Unity Catalog's etags; a Hive Metastore (catalog.url thrift://) is synced by once and run; nothing applied")}
+			}
 			if err := sp.CheckCatalog(a.client.BaseURL()); err != nil {
 				return &exitError{code: 1, err: err}
 			}

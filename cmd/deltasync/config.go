@@ -68,7 +68,14 @@ type config struct {
 }
 
 type catalogConfig struct {
-	URL                string       `json:"url"`
+	// URL is Unity Catalog's https://.../api/2.1/unity-catalog, or a Hive
+	// Metastore's thrift://host:9083 (the HMS kind, hmssettings.go).
+	URL string `json:"url"`
+	// Name (HMS only) is the first part of its tables' names,
+	// <name>.<db>.<table> (default hive).
+	Name string `json:"name,omitempty"`
+	// Columns (HMS only): placeholder (default) or real.
+	Columns            string       `json:"columns,omitempty"`
 	TokenFile          string       `json:"token_file,omitempty"`
 	TokenEnv           string       `json:"token_env,omitempty"`
 	OAuth              *oauthConfig `json:"oauth,omitempty"`

@@ -34,6 +34,9 @@ type settings struct {
 	catalogURL string
 	// catalog lacks Token, Observer and Retry.Sleep/OnWait (newApp).
 	catalog catalog.Options
+	// hms is set when catalog.url is thrift://: a Hive Metastore
+	// (hmssettings.go); catalog is then unused.
+	hms *hmsSettings
 	// reconcile lacks Catalog, Logger, Metrics, DryRun, Dirty and the
 	// storage gates (newApp).
 	reconcile sync.Options
@@ -92,6 +95,7 @@ func (c *cli) settings(cfg config) (settings, error) {
 	s.buildAudit(&p)
 	s.buildStorage(&p)
 	s.buildRegister(&p) // after buildStorage: templates are checked against its policy
+	s.checkHMS(&p)
 	return s, errors.Join(p...)
 }
 
@@ -129,6 +133,9 @@ func unjoin(err error) []error {
 // (getenv reads the environment given to deltasync, for token_env).
 func (s *settings) buildCatalog(p *problems, getenv func(string) string) {
 	cc := s.cfg.Catalog
+	if s.buildHMS(p) {
+		return
+	}
 	if cc.URL == "" {
 		p.add("catalog.url: required (e.g. https://uc.example.com/api/2.1/unity-catalog)")
 	} else if u, err := url.Parse(cc.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

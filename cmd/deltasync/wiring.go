@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/hms"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/audit"
@@ -67,7 +68,7 @@ type syncFlags struct {
 func addSyncFlags(cmd *cobra.Command, f *syncFlags, extras ...string) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.configFile, "config", "", "YAML config file (strict: unknown keys are errors)")
-	fs.StringVar(&f.catalogURL, "catalog-url", "", "Unity Catalog base URL, ending in /api/2.1/unity-catalog")
+	fs.StringVar(&f.catalogURL, "catalog-url", "", "Unity Catalog base URL, ending in /api/2.1/unity-catalog, or a Hive Metastore thrift://host:9083")
 	fs.StringVar(&f.tokenFile, "token-file", "", "file holding the catalog bearer token")
 	fs.StringArrayVar(&f.include, "include", nil, "catalog.schema.table glob to select (repeatable; replaces the config's tables)")
 	fs.StringArrayVar(&f.exclude, "exclude", nil, "catalog.schema.table glob to leave out (repeatable)")
@@ -248,9 +249,12 @@ type app struct {
 	registry *prometheus.Registry
 	metrics  *sync.Metrics
 	client   *catalog.Client
-	rec      *sync.Reconciler
-	events   *events.Events // run's storage events (newDaemon); nil without events.subscriptions
-	audit    *audit.Writer  // nil without an audit trail, and for plan
+	// metastore is the Hive Metastore client (catalog.url thrift://);
+	// client is nil then.
+	metastore *hms.Client
+	rec       *sync.Reconciler
+	events    *events.Events // run's storage events (newDaemon); nil without events.subscriptions
+	audit     *audit.Writer  // nil without an audit trail, and for plan
 }
 
 // writes says whether a command's cycles may write to the catalog.
@@ -303,6 +307,12 @@ func (c *cli) newParts(s settings) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.hms != nil {
+		if a.metastore, err = s.hms.client(a.metrics); err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
 	opts := s.catalog
 	opts.Token, opts.Observer = tok, a.metrics.ObserveCatalog
 	opts.Retry = retryPolicy(opts.Retry, a.log, a.metrics)
@@ -327,6 +337,9 @@ func (a *app) newReconciler(c *cli, w writes, command string, dirty *sync.Dirty)
 	}
 	opts := a.s.reconcile
 	opts.Catalog, opts.Logger, opts.Metrics = a.client, a.log, a.metrics
+	if a.metastore != nil {
+		opts.Catalog, opts.HMS = nil, a.s.hms.options(a.metastore)
+	}
 	opts.LogOptions = append(slices.Clip(opts.LogOptions), deltalog.WithStorageGates(gates))
 	opts.DryRun, opts.Dirty = w == dryRun, dirty
 	opts.Audit = sync.AuditOptions{Writer: a.audit, Command: command, Version: version}

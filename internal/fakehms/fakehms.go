@@ -43,6 +43,8 @@ type Server struct {
 	URL string
 }
 
+// New starts a fake playing version ("4.0.1" or "3.0") on 127.0.0.1,
+// stopped when t ends.
 func New(t testing.TB, version string) *Server {
 	t.Helper()
 	f := &Server{version: version, dbs: map[string]map[string]*hm.Table{}, calls: map[string]int{}, locks: map[string]int64{}, clock: 1_800_000_000}
@@ -106,6 +108,7 @@ func (f *Server) Edit(db, table string, params map[string]string) {
 	t.Parameters["transient_lastDdlTime"] = f.tick()
 }
 
+// Table returns a copy of a stored table (nil when absent).
 func (f *Server) Table(db, table string) *hm.Table {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -131,11 +134,13 @@ func copyTable(t *hm.Table) *hm.Table {
 	return &c
 }
 
+// GetVersion answers the version the fake plays ("4.0.1", "3.0").
 func (f *Server) GetVersion(context.Context) (string, error) {
 	f.count("getVersion")
 	return f.version, nil
 }
 
+// GetAllDatabases lists the databases, sorted.
 func (f *Server) GetAllDatabases(context.Context) ([]string, error) {
 	f.count("get_all_databases")
 	f.mu.Lock()
@@ -143,6 +148,7 @@ func (f *Server) GetAllDatabases(context.Context) ([]string, error) {
 	return slices.Sorted(maps.Keys(f.dbs)), nil
 }
 
+// GetAllTables lists a database's tables, sorted.
 func (f *Server) GetAllTables(_ context.Context, db string) ([]string, error) {
 	f.count("get_all_tables")
 	f.mu.Lock()
@@ -154,6 +160,7 @@ func (f *Server) GetAllTables(_ context.Context, db string) ([]string, error) {
 	return slices.Sorted(maps.Keys(ts)), nil
 }
 
+// GetTableReq reads one table (a copy).
 func (f *Server) GetTableReq(_ context.Context, req *hm.GetTableRequest) (*hm.GetTableResult_, error) {
 	f.count("get_table_req")
 	f.mu.Lock()
@@ -165,6 +172,7 @@ func (f *Server) GetTableReq(_ context.Context, req *hm.GetTableRequest) (*hm.Ge
 	return &hm.GetTableResult_{Table: copyTable(t)}, nil
 }
 
+// GetTableObjectsByNameReq reads the named tables that exist, in the order asked.
 func (f *Server) GetTableObjectsByNameReq(_ context.Context, req *hm.GetTablesRequest) (*hm.GetTablesResult_, error) {
 	f.count("get_table_objects_by_name_req")
 	f.mu.Lock()
@@ -178,6 +186,7 @@ func (f *Server) GetTableObjectsByNameReq(_ context.Context, req *hm.GetTablesRe
 	return res, nil
 }
 
+// AlterTableWithEnvironmentContext replaces a table, checking HMS 4's expected_parameter guard (ignored when playing HMS 3) and setting transient_lastDdlTime when the new table omits it.
 func (f *Server) AlterTableWithEnvironmentContext(_ context.Context, db, name string, next *hm.Table, env *hm.EnvironmentContext) error {
 	f.count("alter_table_with_environment_context")
 	if f.BeforeAlter != nil {
@@ -206,6 +215,7 @@ func (f *Server) AlterTableWithEnvironmentContext(_ context.Context, db, name st
 	return nil
 }
 
+// Lock takes an EXCLUSIVE table lock: ACQUIRED when free, else WAITING.
 func (f *Server) Lock(_ context.Context, req *hm.LockRequest) (*hm.LockResponse, error) {
 	f.count("lock")
 	f.mu.Lock()
@@ -220,11 +230,13 @@ func (f *Server) Lock(_ context.Context, req *hm.LockRequest) (*hm.LockResponse,
 	return &hm.LockResponse{Lockid: f.nextID, State: hm.LockState_ACQUIRED}, nil
 }
 
+// CheckLock answers WAITING: a lock not acquired at once is never granted here.
 func (f *Server) CheckLock(_ context.Context, req *hm.CheckLockRequest) (*hm.LockResponse, error) {
 	f.count("check_lock")
 	return &hm.LockResponse{Lockid: req.Lockid, State: hm.LockState_WAITING}, nil
 }
 
+// Unlock releases a lock.
 func (f *Server) Unlock(_ context.Context, req *hm.UnlockRequest) error {
 	f.count("unlock")
 	f.mu.Lock()

@@ -17,7 +17,7 @@ import (
 // table refused (stale: plan again) or failed, or the plan refused whole
 // (another catalog, a bad file).
 func newApplyCommand(c *cli) *cobra.Command {
-	var f syncFlags
+	f := syncFlags{fromPlan: true} // the plan names its tables: no tables[] rule needed
 	cmd := &cobra.Command{
 		Use:   "apply PLAN_FILE",
 		Short: "Send exactly a saved plan's updates, one guarded request per table (exit 0 all applied, 1 otherwise)",
@@ -36,11 +36,15 @@ func newApplyCommand(c *cli) *cobra.Command {
 			if err != nil {
 				return &exitError{code: 1, err: fmt.Errorf("%w; nothing applied", err)}
 			}
-			a, err := c.newApp(s, writeChanges, "apply")
+			// No reconciler: apply reads no log and selects nothing, it
+			// only sends the plan's requests.
+			a, err := c.newParts(s)
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			defer a.rec.Close()
+			if a.audit, err = s.audit.open(c.stderr); err != nil {
+				return &exitError{code: 1, err: err}
+			}
 			defer a.audit.Close()
 			if a.client == nil {
 				return &exitError{code: 1, err: fmt.Errorf("apply: saved plans are guarded by Unity Catalog's etags; a Hive Metastore (catalog.url thrift://) is synced by once and run; nothing applied")}

@@ -13,6 +13,6 @@ func (c *config) validate() error {
 func (c *config) validateTables() problems {
 	s := settings{cfg: *c}
 	var p problems
-	s.buildTables(&p)
+	s.buildTables(&p, selectFromConfig)
 	return p
 }

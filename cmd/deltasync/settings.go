@@ -84,10 +84,27 @@ type daemonSettings struct {
 // is about; a library's structured error is named here, where the key is
 // known. A new section adds its build function to the list.
 func (c *cli) settings(cfg config) (settings, error) {
+	return c.settingsFor(cfg, selectFromConfig)
+}
+
+// selection says where a command's tables come from.
+type selection bool
+
+const (
+	// selectFromConfig: the config's tables[] (or register) rules, which
+	// must then be there.
+	selectFromConfig selection = true
+	// selectFromPlan: a saved plan names its tables (apply); tables[] rules
+	// are optional and unused.
+	selectFromPlan selection = false
+)
+
+// settingsFor is settings for a command whose tables come from sel.
+func (c *cli) settingsFor(cfg config, sel selection) (settings, error) {
 	s := settings{cfg: cfg}
 	var p problems
 	s.buildCatalog(&p, c.getenv)
-	s.buildTables(&p)
+	s.buildTables(&p, sel)
 	s.buildCycle(&p)
 	s.buildHTTP(&p)
 	s.buildEvents(&p, c)
@@ -205,12 +222,12 @@ func (s *settings) buildCatalog(p *problems, getenv func(string) string) {
 // buildTables checks which tables are read, and how: resync_interval,
 // tables, shard, ignore_properties, watermark_updates,
 // ignore_field_metadata, credentials.
-func (s *settings) buildTables(p *problems) {
+func (s *settings) buildTables(p *problems, from selection) {
 	c := &s.cfg
 	if c.ResyncInterval < 0 {
 		p.add("resync_interval: must not be negative (0: every table fully re-read every cycle)")
 	}
-	if len(c.Tables) == 0 && c.Register.options() == nil {
+	if from == selectFromConfig && len(c.Tables) == 0 && c.Register.options() == nil {
 		p.add("tables: at least one rule with an include pattern is required (or pass --include), or a register rule")
 	}
 	rules := make([]sync.Rule, 0, len(c.Tables))

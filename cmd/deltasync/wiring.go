@@ -58,6 +58,9 @@ type syncFlags struct {
 	onDestructive  string
 	auditFile      string
 	out            string
+	// fromPlan: the command's tables come from a saved plan (apply), so
+	// the config need not select any.
+	fromPlan bool
 }
 
 // addSyncFlags registers the flags every config-reading command shares
@@ -198,7 +201,11 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (settings, error) {
 	if unreadable {
 		return settings{cfg: cfg}, errors.Join(errs...)
 	}
-	s, err := c.settings(cfg)
+	from := selectFromConfig
+	if f.fromPlan {
+		from = selectFromPlan
+	}
+	s, err := c.settingsFor(cfg, from)
 	if err != nil {
 		errs = append(errs, nameSources(err, changed, fromEnv))
 	}

@@ -102,6 +102,8 @@ func (c *tableCollector) writeText(w *bufio.Writer) error {
 	writeByTable(w, rows, f.catalogVersion, catalogVersionHelp,
 		func(s *tableValues) (float64, bool) { return float64(s.catalogVersion), s.has&hasCatalogVersion != 0 })
 	writeDrift(w, rows, f.drift)
+	writeByTable(w, rows, f.held, heldHelp,
+		func(s *tableValues) (float64, bool) { return 1, s.has&hasHeld != 0 })
 	writeInfo(w, rows, f.info)
 	writeByTable(w, rows, f.lastSync, lastSyncHelp,
 		func(s *tableValues) (float64, bool) { return s.lastSync, s.has&hasLastSync != 0 })

@@ -29,6 +29,7 @@ import (
 type tableCollector struct {
 	families                                                     tableFamilies
 	info, drift, logVersion, catalogVersion, outOfSync, lastSync *prometheus.Desc
+	held                                                         *prometheus.Desc
 
 	mu     stdsync.Mutex
 	tables map[string]*tableSeries
@@ -46,7 +47,7 @@ type tableValues struct {
 	name              string
 	typ, mode, status string
 	drift             uint8 // bit i set: driftKinds[i] differs
-	has               uint8 // hasLogVersion | hasCatalogVersion | hasLastSync
+	has               uint8 // hasLogVersion | hasCatalogVersion | hasLastSync | hasHeld
 	logVersion        int64
 	catalogVersion    int64
 	outOfSync         int
@@ -72,12 +73,16 @@ type tableSeries struct {
 type tableFamilies struct {
 	prefix                                                       string // they all start with it, and only they
 	catalogVersion, drift, info, lastSync, logVersion, outOfSync string
+	held                                                         string
 }
 
 const (
 	hasLogVersion = 1 << iota
 	hasCatalogVersion
 	hasLastSync
+	// hasHeld: the table's update is held for its destructive changes
+	// (TableStatus.Held); table_held is 1, and absent otherwise.
+	hasHeld
 )
 
 // Label names, addressable for dto.LabelPair.
@@ -97,13 +102,14 @@ const (
 	catalogVersionHelp = "Log version the catalog records as synced (delta.lastUpdateVersion)."
 	outOfSyncHelp      = "Consecutive cycles the table has been OutOfSync or Unknown."
 	lastSyncHelp       = "Unix time the table was last seen in sync (unchanged or synced)."
+	heldHelp           = "1 while the table's update is held for its destructive changes (on_destructive: hold, held: destructive); tables not held have no series."
 )
 
 func newTableCollector(ns string) *tableCollector {
 	name := func(n string) string { return prometheus.BuildFQName(ns, "", n) }
 	f := tableFamilies{prefix: name("table_"), catalogVersion: name("table_catalog_version"), drift: name("table_drift"),
 		info: name("table_info"), lastSync: name("table_last_sync_timestamp_seconds"), logVersion: name("table_log_version"),
-		outOfSync: name("table_out_of_sync_cycles")}
+		outOfSync: name("table_out_of_sync_cycles"), held: name("table_held")}
 	d := func(fq, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(fq, help, labels, nil)
 	}
@@ -115,6 +121,7 @@ func newTableCollector(ns string) *tableCollector {
 		catalogVersion: d(f.catalogVersion, catalogVersionHelp, labelTable),
 		outOfSync:      d(f.outOfSync, outOfSyncHelp, labelTable),
 		lastSync:       d(f.lastSync, lastSyncHelp, labelTable),
+		held:           d(f.held, heldHelp, labelTable),
 		tables:         map[string]*tableSeries{},
 		pairs:          map[[2]string]*dto.LabelPair{},
 	}
@@ -184,6 +191,11 @@ func (c *tableCollector) record(st *TableStatus) {
 	if !st.LastSync.IsZero() {
 		s.lastSync, s.has = float64(st.LastSync.UnixNano())/1e9, s.has|hasLastSync
 	}
+	if st.Held != "" {
+		s.has |= hasHeld
+	} else {
+		s.has &^= hasHeld
+	}
 }
 
 // forget drops every series of the table at once.
@@ -195,7 +207,7 @@ func (c *tableCollector) forget(name string) {
 
 // Describe implements prometheus.Collector.
 func (c *tableCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.info, c.drift, c.logVersion, c.catalogVersion, c.outOfSync, c.lastSync} {
+	for _, d := range []*prometheus.Desc{c.info, c.drift, c.logVersion, c.catalogVersion, c.outOfSync, c.lastSync, c.held} {
 		ch <- d
 	}
 }
@@ -252,6 +264,9 @@ func (c *tableCollector) Collect(ch chan<- prometheus.Metric) {
 		add(c.outOfSync, s.byTable, float64(s.outOfSync))
 		if s.has&hasLastSync != 0 {
 			add(c.lastSync, s.byTable, s.lastSync)
+		}
+		if s.has&hasHeld != 0 {
+			add(c.held, s.byTable, 1)
 		}
 	}
 	c.mu.Unlock()

@@ -477,6 +477,9 @@ func (r *Reconciler) record(res Result) {
 	// table's key, where res.Table is a copy made for this cycle.
 	s.Type, s.Mode = tableType(res.Type), res.Mode
 	s.Status, s.Outcome, s.Reason, s.ErrorReason = res.Status, res.Outcome, res.Reason, res.ErrorReason
+	if res.Outcome != OutcomeFailed || res.Plan != nil { // a failed read decided nothing: held as it was
+		s.Held = res.Held
+	}
 	s.Drift = nil
 	// Drift is what still differs: a confirmed sync leaves none, although
 	// the result keeps the plan it fixed for the report.

@@ -16,6 +16,10 @@ type TableStatus struct {
 	Outcome Outcome          `json:"outcome"`
 	Drift   []plan.DriftKind `json:"drift,omitempty"`
 	Reason  string           `json:"reason,omitempty"`
+	// Held is HeldDestructive while the last reconcile held the table's
+	// update for its destructive changes (on_destructive: hold); "" when
+	// not held. A reconcile that failed before deciding keeps it.
+	Held string `json:"held,omitempty"`
 	// ErrorReason is the last reconcile's (e.g. "refused": the catalog
 	// refused the update, and Failures counts the refusals in a row).
 	ErrorReason     ErrorReason `json:"error_reason,omitempty"`

@@ -104,6 +104,8 @@ type statusRow struct {
 	NextAttempt     statusTime
 	// Refused: the catalog refused the table's update (Failures times).
 	Refused bool
+	// Held is what the table is held for ("destructive"), "" when not.
+	Held string
 }
 
 // statusTime is a timestamp shown as "12s ago" with the exact time in the
@@ -182,6 +184,7 @@ func newStatusRow(s sync.TableStatus, now time.Time) statusRow {
 		Refused:         s.ErrorReason == sync.ReasonRefused,
 		Outcome:         outcomeText(s),
 		Registration:    isRegistration(s),
+		Held:            s.Held,
 	}
 	for _, k := range s.Drift {
 		row.Drift = append(row.Drift, string(k))

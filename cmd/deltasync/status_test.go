@@ -378,3 +378,23 @@ func TestStatusPageRegistrationOutcomes(t *testing.T) {
 		t.Error("page lacks the Outcome column header")
 	}
 }
+
+// A table held for its destructive changes says so beside its status,
+// with the held changes in its reason; a table not held has no badge.
+func TestStatusPageHeld(t *testing.T) {
+	now := statusNow
+	_, body := getStatusPage(t, []sync.TableStatus{{
+		Table: "main.sales.held", Status: sync.StatusOutOfSync, Outcome: sync.OutcomeFlagged, Held: sync.HeldDestructive,
+		Reason: "held: destructive: column qty: remove; nothing sent (on_destructive: hold)", LastCycle: now,
+	}, {
+		Table: "main.sales.fine", Status: sync.StatusSynced, Outcome: sync.OutcomeUnchanged, LastCycle: now,
+	}})
+	if n := strings.Count(body, `<span class="status outofsync held"`); n != 1 {
+		t.Errorf("%d held badges, want 1 (the held table's)\n%s", n, body)
+	}
+	for _, s := range []string{">held: destructive</span>", "column qty: remove"} {
+		if !strings.Contains(body, s) {
+			t.Errorf("page lacks %q", s)
+		}
+	}
+}

@@ -39,6 +39,7 @@ func contractMetrics() map[string]metricSpec {
 		"deltasync_table_catalog_version":                   {gauge, []string{"table"}},
 		"deltasync_table_out_of_sync_cycles":                {gauge, []string{"table"}},
 		"deltasync_table_last_sync_timestamp_seconds":       {gauge, []string{"table"}},
+		"deltasync_table_held":                              {gauge, []string{"table"}},
 		"deltasync_syncs_total":                             {counter, []string{"outcome"}},
 		"deltasync_errors_total":                            {counter, []string{"reason"}},
 		"deltasync_cycle_duration_seconds":                  {histogram, nil},

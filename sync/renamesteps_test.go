@@ -168,3 +168,48 @@ func TestRenameStepRefusedHalfway(t *testing.T) {
 		t.Errorf("next cycle: watermark %v, want 1", after.LastCommitVersion)
 	}
 }
+
+// A name-mode table whose writer assigns no column-mapping ids (physical
+// names only) renaming three columns: the plan classes each as a rename
+// (matched by physical name) and the guarded server takes them in the same
+// steps as with ids.
+func TestRenamesByPhysicalNameAreStepped(t *testing.T) {
+	srv := spectest.NewForTest(t, uctest.WithColumnRenameGuards())
+	e := newEnvAt(t, srv.URL())
+	e.srv = srv
+	dir := e.register("table-with-columnmapping-mode-name", "t", -1)
+	md, want := renamedMetaData(t, dir, 3)
+	var schema map[string]any
+	if err := json.Unmarshal([]byte(md["metaData"].(map[string]any)["schemaString"].(string)), &schema); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range schema["fields"].([]any) {
+		delete(f.(map[string]any)["metadata"].(map[string]any), "delta.columnMapping.id")
+	}
+	b, _ := json.Marshal(schema)
+	md["metaData"].(map[string]any)["schemaString"] = string(b)
+	writeCommit(t, dir, 1, md)
+	before := e.updates()
+	rep := e.reconciler(only(e, "t")).Sync(context.Background())
+	res := rep.Results[0]
+	if res.Outcome != sync.OutcomeSynced {
+		t.Fatalf("%s %s: %s\n%s", res.Outcome, res.ErrorReason, res.Reason, reportText(rep))
+	}
+	renames := 0
+	if res.Plan != nil {
+		for _, c := range res.Plan.Changes() {
+			if c.Op == plan.OpRename {
+				renames++
+			}
+		}
+	}
+	if renames != 3 {
+		t.Errorf("%d renames in the plan, want 3\n%s", renames, reportText(rep))
+	}
+	if got := e.updates() - before; got != 4 {
+		t.Errorf("%d updateTable requests, want 4 (the refused try, two steps, the planned update)", got)
+	}
+	if got := columnNamesOf(e.record("t")); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("columns %v, want %v", got, want)
+	}
+}

@@ -652,6 +652,31 @@ func copyCounts(m map[string]int) map[string]int {
 // how many tables drifted.
 func scaleDrift(t testing.TB, ctx context.Context, url, dir string, rec *sync.Reconciler, n int) int {
 	t.Helper()
+	return driftScaleTables(t, ctx, url, rec, n, func(table string, v int64, line []byte) {
+		p := filepath.Join(dir, table, "_delta_log", fmt.Sprintf("%020d.json", v))
+		// O_EXCL: the log files are hard links shared with the
+		// templates; writing through an existing one would corrupt them.
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(line); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.Remove(p) })
+	})
+}
+
+// driftScaleTables drifts every 100th table from the 7th: even hundreds
+// get the next commit through appendCommit (the table's directory name,
+// the new version, the commit's lines), odd ones a property set in the
+// catalog by another client, whose requests the benchmark does not count.
+// It returns how many tables drifted.
+func driftScaleTables(t testing.TB, ctx context.Context, url string, rec *sync.Reconciler, n int, appendCommit func(table string, v int64, line []byte)) int {
+	t.Helper()
 	other, err := catalog.New(url, catalog.Options{}) // not counted: someone else's requests
 	if err != nil {
 		t.Fatal(err)
@@ -672,23 +697,10 @@ func scaleDrift(t testing.TB, ctx context.Context, url, dir string, rec *sync.Re
 				t.Fatalf("drift: no log version known for %s", name)
 			}
 			v := cur + 1
-			p := filepath.Join(dir, name.Table, "_delta_log", fmt.Sprintf("%020d.json", v))
 			line := fmt.Sprintf(`{"commitInfo":{"timestamp":%d,"operation":"WRITE"}}`+"\n"+
 				`{"add":{"path":"bench-%d.parquet","partitionValues":{},"size":1,"modificationTime":%d,"dataChange":true}}`+"\n",
 				time.Now().UnixMilli(), v, time.Now().UnixMilli())
-			// O_EXCL: the log files are hard links shared with the
-			// templates; writing through an existing one would corrupt them.
-			f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := f.WriteString(line); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Close(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = os.Remove(p) })
+			appendCommit(name.Table, v, []byte(line))
 			continue
 		}
 		lt, err := other.LoadTable(ctx, name)

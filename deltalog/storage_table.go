@@ -2,6 +2,7 @@ package deltalog
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -118,11 +119,35 @@ func (t *Table) readerAt(ctx context.Context, key string, size int64) (*rangeRea
 // walk the whole prefix anyway. Keys <= startAfter are always dropped here
 // too, since some servers ignore the hint. Each page is one request under
 // gate (nil: none).
+//
+// A store that pages forever ends with ErrListingUnbounded instead of
+// listing until killed (or until memory runs out): a next-page token given
+// before, more than logListBounds.pages pages, or logListBounds.idlePages
+// pages in a row that bring no key after every key already seen. Keys a
+// store repeats (on several pages, or twice on one) are returned once.
 func listLogPages(ctx context.Context, gate *bucketGate, b *blob.Bucket, prefix, startAfter string, observe func(string, time.Time, error)) ([]*blob.ListObject, error) {
+	return listLogPagesBounded(ctx, gate, b, prefix, startAfter, observe, logListBounds)
+}
+
+// logListBounds bound one LIST of a _delta_log/: 100,000 pages (100
+// million entries at S3's 1,000 a page, far past any log a writer keeps,
+// where a log directory of a million files is already rare), and 1,000
+// pages in a row with no new key.
+var logListBounds = listDirsBounds{pages: 100_000, idlePages: 1_000}
+
+func listLogPagesBounded(ctx context.Context, gate *bucketGate, b *blob.Bucket, prefix, startAfter string, observe func(string, time.Time, error), bounds listDirsBounds) ([]*blob.ListObject, error) {
 	opts := listLogOptions(prefix, startAfter)
 	var out []*blob.ListObject
+	tokens := map[[sha256.Size]byte]bool{} // digests: a token's size is the store's to choose
+	// Not startAfter: a store that ignores the hint pages through the
+	// older keys first, and those pages are progress too.
+	maxKey := ""
+	idle := 0
 	token := blob.FirstPageToken
-	for len(token) > 0 {
+	for page := 1; len(token) > 0; page++ {
+		if page > bounds.pages {
+			return nil, fmt.Errorf("%w: more than %d pages", ErrListingUnbounded, bounds.pages)
+		}
 		start := time.Now()
 		var objs []*blob.ListObject
 		var next []byte
@@ -136,16 +161,48 @@ func listLogPages(ctx context.Context, gate *bucketGate, b *blob.Bucket, prefix,
 		if err != nil {
 			return nil, err
 		}
+		fresh := false
 		for _, obj := range objs {
 			obj.Key = strings.TrimPrefix(obj.Key, prefix)
 			if obj.Key > startAfter {
 				out = append(out, obj)
 			}
+			if obj.Key > maxKey {
+				maxKey, fresh = obj.Key, true
+			}
+		}
+		if idle++; fresh {
+			idle = 0
+		}
+		if idle >= bounds.idlePages {
+			return nil, fmt.Errorf("%w: %d pages in a row without a new key", ErrListingUnbounded, idle)
+		}
+		if len(next) > 0 {
+			d := sha256.Sum256(next)
+			if tokens[d] {
+				return nil, fmt.Errorf("%w: page %d's next token was given before", ErrListingUnbounded, page)
+			}
+			tokens[d] = true
 		}
 		token = next
 	}
 	sortObjects(out)
-	return out, nil
+	return dedupeSorted(out), nil
+}
+
+// dedupeSorted drops the repeats of a key from a sorted listing, keeping
+// its first entry.
+func dedupeSorted(objs []*blob.ListObject) []*blob.ListObject {
+	if len(objs) < 2 {
+		return objs
+	}
+	kept := objs[:1]
+	for _, o := range objs[1:] {
+		if o.Key != kept[len(kept)-1].Key {
+			kept = append(kept, o)
+		}
+	}
+	return kept
 }
 
 // listLogOptions are the LIST options of listLogPages.

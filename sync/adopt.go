@@ -385,7 +385,12 @@ func (r *Reconciler) adoptDiscover(ctx context.Context) ([]*candidate, []listErr
 			level = next
 		}
 		for _, n := range level {
-			out = append(out, r.newCandidate(t, n.loc, n.vals))
+			// A shard registers only the names it owns: every shard
+			// lists the same directories, and two registering one name
+			// would race for it (and count it twice against the cap).
+			if c := r.newCandidate(t, n.loc, n.vals); r.opts.Shard.Owns(c.name.String()) {
+				out = append(out, c)
+			}
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].name.String() < out[j].name.String() })

@@ -91,7 +91,8 @@ func (r *Reconciler) RegisterAt(ctx context.Context, root string) (res Result, o
 }
 
 // candidateAt is the candidate at an event's table root (nil: no rule
-// describes it). The first rule that describes it names it.
+// describes it, or the name it maps to is another shard's). The first rule
+// that describes it names it.
 func (r *Reconciler) candidateAt(root string) *candidate {
 	a := r.adopter
 	if a == nil {
@@ -99,7 +100,11 @@ func (r *Reconciler) candidateAt(root string) *candidate {
 	}
 	for _, t := range a.rules {
 		if loc, vals, ok := t.matchRoot(root); ok {
-			return r.newCandidate(t, loc, vals)
+			c := r.newCandidate(t, loc, vals)
+			if !r.opts.Shard.Owns(c.name.String()) {
+				return nil // another shard's to register, as discovery leaves it
+			}
+			return c
 		}
 	}
 	return nil

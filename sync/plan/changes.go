@@ -67,7 +67,8 @@ func (p Plan) Changes() []Change {
 	}
 	if s := p.Schema; s != nil {
 		n := len(cs)
-		for _, c := range columnChanges(s.Log, s.Catalog) {
+		ignored := ignoredFieldMetadata(s.IgnoredFieldMetadata)
+		for _, c := range columnChanges(s.Log, s.Catalog, *ignored.strip(&s.Log), *ignored.strip(&s.Catalog)) {
 			add(KindSchema, "column "+c.name, c.op, c.cat, c.log)
 			last := &cs[len(cs)-1]
 			for _, n := range c.notes {
@@ -163,7 +164,13 @@ type columnChange struct {
 // sides have one; a rename keeps it), else by name; a name kept with
 // another identity is a column dropped and another added. A column's value is its JSON in the catalog model; a
 // moved column's values are its positions.
-func columnChanges(log, cat catalog.StructType) []columnChange {
+//
+// logCmp and catCmp are log and cat as compared: the same columns in the
+// same order, without the field-metadata keys the diff ignores. A column
+// is changed when those differ, and its notes are theirs, so a key the
+// diff ignores makes no row and no note; the values reported are log's
+// and cat's, whole.
+func columnChanges(log, cat, logCmp, catCmp catalog.StructType) []columnChange {
 	enc := func(f catalog.StructField) string {
 		return jsonText(catalog.StructType{Fields: []catalog.StructField{f}})
 	}
@@ -180,10 +187,10 @@ func columnChanges(log, cat catalog.StructType) []columnChange {
 		c := &cat.Fields[j]
 		switch {
 		case c.Name != f.Name:
-			notes := append([]note{{true, fmt.Sprintf("renamed to %q (destructive)", f.Name)}}, columnNotes(c, f)...)
+			notes := append([]note{{true, fmt.Sprintf("renamed to %q (destructive)", f.Name)}}, columnNotes(&catCmp.Fields[j], &logCmp.Fields[i])...)
 			out = append(out, columnChange{name: c.Name, op: OpRename, cat: enc(*c), log: enc(*f), notes: notes})
-		case enc(*f) != enc(*c):
-			out = append(out, columnChange{name: f.Name, op: OpChange, cat: enc(*c), log: enc(*f), notes: columnNotes(c, f)})
+		case enc(logCmp.Fields[i]) != enc(catCmp.Fields[j]):
+			out = append(out, columnChange{name: f.Name, op: OpChange, cat: enc(*c), log: enc(*f), notes: columnNotes(&catCmp.Fields[j], &logCmp.Fields[i])})
 		case i != j:
 			out = append(out, columnChange{name: f.Name, op: OpMove, cat: strconv.Itoa(j), log: strconv.Itoa(i)})
 		}

@@ -1,8 +1,12 @@
 package plan
 
 import (
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/deltasync/deltasync/catalog"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -48,4 +52,60 @@ func TestChangesEnumeratesThePlan(t *testing.T) {
 			t.Errorf("kind %s of the plan has no change", k)
 		}
 	}
+}
+
+// A field-metadata key the diff is told to ignore makes no change of its
+// own: with another column added, the column that differs only in an
+// ignored key is not listed as changed, and no note names the key. Before,
+// Changes compared the columns whole, so the plan listed a changed column
+// the update would not have sent for that key alone.
+func TestChangesLeaveOutIgnoredFieldMetadata(t *testing.T) {
+	log := testLog()
+	rec := faithful(t, log)
+	// The catalog's first column carries another value of a key the
+	// options ignore, and lacks the log's last column.
+	rec.Columns.Fields = rec.Columns.Fields[:len(rec.Columns.Fields)-1]
+	f := &rec.Columns.Fields[0]
+	f.Metadata = maps.Clone(f.Metadata)
+	if f.Metadata == nil {
+		f.Metadata = map[string]any{}
+	}
+	f.Metadata["app.lineage"] = "catalog-side"
+	opts := DiffOptions{IgnoreFieldMetadata: []string{"app.*"}}
+	p := Diff(log, rec, opts)
+	if p.Schema == nil {
+		t.Fatal("a dropped column made no schema change")
+	}
+	var fields []string
+	for _, c := range p.Changes() {
+		fields = append(fields, c.Field)
+		for _, d := range c.Details {
+			if strings.Contains(d, "app.lineage") {
+				t.Errorf("change %s has a note on the ignored key: %q", c.Field, d)
+			}
+		}
+	}
+	if want := []string{"column " + log0Last(t, log)}; !slices.Equal(fields, want) {
+		t.Errorf("changes %q; want %q", fields, want)
+	}
+	for _, d := range p.Schema.Details {
+		if strings.Contains(d, rec.Columns.Fields[0].Name) {
+			t.Errorf("schema details mention the column differing only in an ignored key: %q", d)
+		}
+	}
+	// Not ignored, the same key is a change of that column.
+	p = Diff(log, rec, DiffOptions{})
+	if n := len(p.Changes()); n != 2 {
+		t.Errorf("without the ignore: %d changes, want 2 (the metadata, the added column): %+v", n, p.Changes())
+	}
+}
+
+// log0Last is the name of the last top-level column of log's schema.
+func log0Last(t *testing.T, log LogState) string {
+	t.Helper()
+	cols, err := catalog.ColumnsFromSchemaString(log.SchemaString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cols.Fields[len(cols.Fields)-1].Name
 }

@@ -102,6 +102,10 @@ type SchemaChange struct {
 	Catalog catalog.StructType `json:"-"`
 	// Details are human-readable per-column differences.
 	Details []string `json:"details"`
+	// IgnoredFieldMetadata are the globs of DiffOptions.IgnoreFieldMetadata
+	// the comparison left out (DefaultIgnoreFieldMetadata besides them);
+	// Changes leaves them out too.
+	IgnoredFieldMetadata []string `json:"-"`
 }
 
 // PartitioningChange says the partition columns differ.
@@ -187,6 +191,9 @@ func (p Plan) Empty() bool {
 func Diff(log LogState, rec Record, opts DiffOptions) Plan {
 	p := Plan{Table: rec.Name.String()}
 	p.Schema, p.Unsupported, p.Problems = diffSchema(&log, &rec, ignoredFieldMetadata(opts.IgnoreFieldMetadata))
+	if p.Schema != nil {
+		p.Schema.IgnoredFieldMetadata = opts.IgnoreFieldMetadata
+	}
 	if !slices.Equal(nonNil(log.PartitionColumns), nonNil(rec.PartitionColumns)) {
 		p.Partitioning = &PartitioningChange{Log: nonNil(log.PartitionColumns), Catalog: nonNil(rec.PartitionColumns)}
 	}
@@ -250,7 +257,7 @@ func diffSchema(log *LogState, rec *Record, ignored fieldMetadataIgnored) (*Sche
 	if equalStruct(sw, sc) {
 		return nil, unsupported, nil
 	}
-	return &SchemaChange{Log: want, Catalog: cat, Details: schemaDetails(*sw, *sc)}, unsupported, nil
+	return &SchemaChange{Log: want, Catalog: cat, Details: schemaDetails(want, cat, *sw, *sc)}, unsupported, nil
 }
 
 func equalStruct(a, b *catalog.StructType) bool {
@@ -327,9 +334,9 @@ func canonicalAny(v any) string {
 // schemaDetails describes top-level column differences for people: the
 // columnChanges Plan.Changes lists (the same matching by identity), one
 // line each.
-func schemaDetails(log, cat catalog.StructType) []string {
+func schemaDetails(log, cat, logCmp, catCmp catalog.StructType) []string {
 	var out []string
-	for _, c := range columnChanges(log, cat) {
+	for _, c := range columnChanges(log, cat, logCmp, catCmp) {
 		switch c.op {
 		case OpAdd:
 			out = append(out, fmt.Sprintf("add column %q", c.name))

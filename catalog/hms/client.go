@@ -129,11 +129,25 @@ func (c *Client) get(ctx context.Context) (*conn, error) {
 	// Deadlines are this client's (per call, from ctx), so the transport is
 	// a plain stream: thrift's TSocket would reset them on every read.
 	trans := thrift.NewStreamTransportRW(nc)
-	cfg := &thrift.TConfiguration{}
+	cfg := &thrift.TConfiguration{MaxMessageSize: maxThriftSize}
 	rec := &skipRecorder{TProtocol: thrift.NewTBinaryProtocolConf(trans, cfg)}
 	oprot := thrift.NewTBinaryProtocolConf(trans, cfg)
 	return &conn{nc: nc, rec: rec, ms: hm.NewThriftHiveMetastoreClient(thrift.NewTStandardClient(rec, oprot))}, nil
 }
+
+// maxThriftSize bounds each string and container of a reply (thrift
+// checks a container's claimed length times its smallest element's size
+// against it): 16 MiB, where thrift's default is 100 MB. The generated code
+// allocates a list or map at its claimed length before reading an
+// element, so a reply claiming a huge list cost that much memory at once
+// (a list of 25 million names claimed in 5 bytes: ~400 MB of string
+// headers). No reply HMS sends carries a string or a container near it:
+// a Spark schema is split into 4,000-character parts, a batch read holds
+// 100 tables, and a database of a million tables lists its names as a
+// container of 4 MB by this count (a million strings of 4 bytes at
+// least); one of over four million tables would be refused, naming the
+// call.
+const maxThriftSize = 16 << 20
 
 func (c *Client) put(cn *conn) {
 	c.mu.Lock()

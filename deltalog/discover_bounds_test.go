@@ -12,37 +12,55 @@ import (
 	"testing"
 )
 
-// endlessS3 is an S3 endpoint whose ListObjectsV2 never ends: every page
-// is truncated, with the token and common prefixes page(n) gives for the
-// n-th request. After 20,000 requests it ends the listing, so a client
-// without a bound fails the test instead of hanging it.
+// endlessS3 is an S3 endpoint whose ListObjectsV2 of root/ never ends:
+// every page is truncated, with the token and common prefixes page(n)
+// gives for the n-th request (see endlessListS3).
 func endlessS3(t *testing.T, page func(n int64) (token string, prefixes []string)) (string, *atomic.Int64) {
+	t.Helper()
+	return endlessListS3(t, "root/", func(n int64) (string, []string) {
+		token, prefixes := page(n)
+		entries := make([]string, len(prefixes))
+		for i, p := range prefixes {
+			entries[i] = fmt.Sprintf(`<CommonPrefixes><Prefix>root/%s/</Prefix></CommonPrefixes>`, p)
+		}
+		return token, entries
+	})
+}
+
+// endlessListS3 is an S3 endpoint (bucket "lake") whose ListObjectsV2 of
+// prefix never ends: every page is truncated, with the token and the
+// entries (XML elements) page(n) gives for the n-th LIST. Any other
+// request is answered 404 NoSuchKey. After 20,000 LISTs it ends the
+// listing, so a client without a bound fails the test instead of hanging
+// it. It returns the s3:// URL of prefix and the count of LISTs.
+func endlessListS3(t *testing.T, prefix string, page func(n int64) (token string, entries []string)) (string, *atomic.Int64) {
 	t.Helper()
 	var lists atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
 		if r.URL.Query().Get("list-type") != "2" {
-			http.Error(w, "not here", http.StatusNotFound)
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchKey</Code><Message>no</Message></Error>`))
 			return
 		}
 		n := lists.Add(1)
-		token, prefixes := page(n)
+		token, entries := page(n)
 		truncated := n <= 20000
 		var b strings.Builder
 		fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">`+
-			`<Name>lake</Name><Prefix>root/</Prefix><Delimiter>/</Delimiter><MaxKeys>1000</MaxKeys><KeyCount>%d</KeyCount><IsTruncated>%t</IsTruncated>`,
-			len(prefixes), truncated)
+			`<Name>lake</Name><Prefix>%s</Prefix><Delimiter>/</Delimiter><MaxKeys>1000</MaxKeys><KeyCount>%d</KeyCount><IsTruncated>%t</IsTruncated>`,
+			prefix, len(entries), truncated)
 		if truncated {
 			fmt.Fprintf(&b, `<NextContinuationToken>%s</NextContinuationToken>`, token)
 		}
-		for _, p := range prefixes {
-			fmt.Fprintf(&b, `<CommonPrefixes><Prefix>root/%s/</Prefix></CommonPrefixes>`, p)
+		for _, e := range entries {
+			b.WriteString(e)
 		}
 		b.WriteString(`</ListBucketResult>`)
-		w.Header().Set("Content-Type", "application/xml")
 		_, _ = w.Write([]byte(b.String()))
 	}))
 	t.Cleanup(srv.Close)
-	return "s3://lake/root?endpoint=" + url.QueryEscape(srv.URL) + "&region=us-east-1&use_path_style=true&disable_https=true", &lists
+	return "s3://lake/" + strings.TrimSuffix(prefix, "/") + "?endpoint=" + url.QueryEscape(srv.URL) + "&region=us-east-1&use_path_style=true&disable_https=true", &lists
 }
 
 // TestListDirsEndsAnEndlessListing: a store that pages forever ends with

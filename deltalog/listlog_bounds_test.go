@@ -12,41 +12,19 @@ import (
 	"testing"
 )
 
-// endlessLogS3 is an S3 endpoint whose ListObjectsV2 of a table's
-// _delta_log/ never ends: every page is truncated, with the token and the
-// log keys page(n) gives for the n-th request. Every other request is a
-// 404 (there is no _last_checkpoint). After 20,000 LIST requests it ends
-// the listing, so a client without a bound fails the test instead of
-// hanging it.
+// endlessLogS3 is endlessListS3 over table t's _delta_log/: page(n) gives
+// the log keys of the n-th page. The table's URL is s3://lake/t.
 func endlessLogS3(t *testing.T, page func(n int64) (token string, keys []string)) (string, *atomic.Int64) {
 	t.Helper()
-	var lists atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("list-type") != "2" {
-			w.Header().Set("Content-Type", "application/xml")
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchKey</Code><Message>no</Message></Error>`))
-			return
-		}
-		n := lists.Add(1)
+	u, lists := endlessListS3(t, "t/_delta_log/", func(n int64) (string, []string) {
 		token, keys := page(n)
-		truncated := n <= 20000
-		var b strings.Builder
-		fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">`+
-			`<Name>lake</Name><Prefix>t/_delta_log/</Prefix><Delimiter>/</Delimiter><MaxKeys>1000</MaxKeys><KeyCount>%d</KeyCount><IsTruncated>%t</IsTruncated>`,
-			len(keys), truncated)
-		if truncated {
-			fmt.Fprintf(&b, `<NextContinuationToken>%s</NextContinuationToken>`, token)
+		entries := make([]string, len(keys))
+		for i, k := range keys {
+			entries[i] = fmt.Sprintf(`<Contents><Key>t/_delta_log/%s</Key><LastModified>2026-12-01T00:00:00.000Z</LastModified><ETag>"e"</ETag><Size>10</Size></Contents>`, k)
 		}
-		for _, k := range keys {
-			fmt.Fprintf(&b, `<Contents><Key>t/_delta_log/%s</Key><LastModified>2026-12-01T00:00:00.000Z</LastModified><ETag>"e"</ETag><Size>10</Size></Contents>`, k)
-		}
-		b.WriteString(`</ListBucketResult>`)
-		w.Header().Set("Content-Type", "application/xml")
-		_, _ = w.Write([]byte(b.String()))
-	}))
-	t.Cleanup(srv.Close)
-	return "s3://lake/t?endpoint=" + url.QueryEscape(srv.URL) + "&region=us-east-1&use_path_style=true&disable_https=true", &lists
+		return token, entries
+	})
+	return strings.Replace(u, "s3://lake/t/_delta_log?", "s3://lake/t?", 1), lists
 }
 
 // TestLoadEndsAnEndlessLogListing: a store whose listing of _delta_log/

@@ -451,27 +451,19 @@ func (r *Reconciler) catalogView(ctx context.Context, cands []*candidate) (*cata
 		}
 		cat := strings.ToLower(c.name.Catalog)
 		if _, ok := v.schemas[cat]; !ok {
-			ss, err := r.opts.Catalog.ListSchemas(ctx, c.name.Catalog)
-			switch {
-			case catalog.IsNotFound(err):
-				v.schemas[cat] = nil
-			case err != nil:
+			m, err := r.kind.schemasOf(ctx, c.name.Catalog)
+			if err != nil {
 				errs = append(errs, fmt.Errorf("listing schemas of %s: %w", c.name.Catalog, err))
-				v.schemas[cat] = map[string]bool{}
-			default:
-				m := map[string]bool{}
-				for _, s := range ss {
-					m[strings.ToLower(s.Name)] = true
-				}
-				v.schemas[cat] = m
+				m = map[string]bool{}
 			}
+			v.schemas[cat] = m
 		}
 		key := cat + "." + strings.ToLower(c.name.Schema)
 		if v.listed[key] || !v.schemas[cat][strings.ToLower(c.name.Schema)] {
 			continue
 		}
 		v.listed[key] = true
-		err := r.opts.Catalog.ListTablesPages(ctx, c.name.Catalog, c.name.Schema, func(page []catalog.TableInfo) error {
+		err := r.kind.tablesOf(ctx, c.name.Catalog, c.name.Schema, func(page []catalog.TableInfo) error {
 			for i := range page {
 				n := catalog.TableName{Catalog: c.name.Catalog, Schema: c.name.Schema, Table: page[i].Name}
 				loc := ""
@@ -590,7 +582,7 @@ func (r *Reconciler) adoptOne(ctx context.Context, c *candidate, byName map[stri
 	}
 	res := row()
 	res.LogVersion = &snap.Version
-	req, err := RegistrationFor(snap, c.name, c.loc.String())
+	req, err := r.kind.registration(snap, c.name, c.loc.String())
 	if err == nil && isCatalogManagedLog(snap) {
 		err = errors.New("the log is catalog-managed (catalogManaged table feature): it is never registered as EXTERNAL")
 	}
@@ -616,13 +608,13 @@ func (r *Reconciler) adoptOne(ctx context.Context, c *candidate, byName map[stri
 		return res, true
 	}
 	if createSchema {
-		if _, err := r.opts.Catalog.CreateSchema(ctx, catalog.CreateSchemaRequest{Name: c.name.Schema, CatalogName: c.name.Catalog}); err != nil && !catalog.IsAlreadyExists(err) {
+		if err := r.kind.createSchema(ctx, c.name); err != nil {
 			*res = res.fail(failed(ReasonCatalog, fmt.Errorf("creating schema %s.%s: %w", c.name.Catalog, c.name.Schema, err)))
 			return res, true
 		}
 		view.setSchema(c.name)
 	}
-	out, err := r.register(ctx, snap, c.name, req)
+	version, err := r.kind.register(ctx, snap, c.name, req)
 	var meanwhile *registeredMeanwhile
 	switch {
 	case errors.As(err, &meanwhile):
@@ -639,7 +631,7 @@ func (r *Reconciler) adoptOne(ctx context.Context, c *candidate, byName map[stri
 		return res, true
 	}
 	res.Outcome, res.Status = OutcomeRegistered, StatusSynced
-	res.CatalogVersion = out.Metadata.LastCommitVersion
+	res.CatalogVersion = version
 	a.markRegistered(key, c.name.String())
 	// Its commits' events find it from now on, before any cycle has
 	// reconciled it.

@@ -2,8 +2,10 @@ package sync
 
 import (
 	"context"
+	"strings"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
@@ -37,6 +39,24 @@ type catalogKind interface {
 	// preflight is the kind's check of updates before they are sent,
 	// for a dry run (nil, nil: nothing to say).
 	preflight(updates []catalog.Update) (*catalog.Refusal, error)
+
+	// What adoption (adopt.go) asks of the catalog.
+	//
+	// schemasOf lists the schemas of cat, lower-cased (nil, nil: cat does
+	// not exist).
+	schemasOf(ctx context.Context, cat string) (map[string]bool, error)
+	// tablesOf hands fn each page of cat.schema's tables: name and
+	// location (StorageLocation, "" when it records none).
+	tablesOf(ctx context.Context, cat, schema string, fn func([]catalog.TableInfo) error) error
+	// registration is what registering the snapshot at location would
+	// create (the plan row is made from it), or why it cannot be.
+	registration(s *deltalog.Snapshot, name catalog.TableName, location string) (catalog.CreateTableRequest, error)
+	// createSchema creates name's schema (one that exists is no error).
+	createSchema(ctx context.Context, name catalog.TableName) error
+	// register creates the table of req, in sync with s (its watermark s's
+	// version), and returns the version it records; a name taken meanwhile
+	// at the same location is a *registeredMeanwhile.
+	register(ctx context.Context, s *deltalog.Snapshot, name catalog.TableName, req catalog.CreateTableRequest) (*int64, error)
 }
 
 // ucKind is Unity Catalog, through its Delta API (and the classic API
@@ -78,4 +98,43 @@ func (k ucKind) writeFailed(ctx context.Context, t Target, seen *observed, a *ap
 
 func (k ucKind) preflight(updates []catalog.Update) (*catalog.Refusal, error) {
 	return k.r.preflight(updates)
+}
+
+func (k ucKind) schemasOf(ctx context.Context, cat string) (map[string]bool, error) {
+	ss, err := k.r.opts.Catalog.ListSchemas(ctx, cat)
+	if catalog.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]bool{}
+	for _, s := range ss {
+		m[strings.ToLower(s.Name)] = true
+	}
+	return m, nil
+}
+
+func (k ucKind) tablesOf(ctx context.Context, cat, schema string, fn func([]catalog.TableInfo) error) error {
+	return k.r.opts.Catalog.ListTablesPages(ctx, cat, schema, fn)
+}
+
+func (ucKind) registration(s *deltalog.Snapshot, name catalog.TableName, location string) (catalog.CreateTableRequest, error) {
+	return RegistrationFor(s, name, location)
+}
+
+func (k ucKind) createSchema(ctx context.Context, name catalog.TableName) error {
+	_, err := k.r.opts.Catalog.CreateSchema(ctx, catalog.CreateSchemaRequest{Name: name.Schema, CatalogName: name.Catalog})
+	if catalog.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+func (k ucKind) register(ctx context.Context, s *deltalog.Snapshot, name catalog.TableName, req catalog.CreateTableRequest) (*int64, error) {
+	out, err := k.r.register(ctx, s, name, req)
+	if err != nil {
+		return nil, err
+	}
+	return out.Metadata.LastCommitVersion, nil
 }

@@ -71,14 +71,16 @@ func (k *hmsKind) discover(ctx context.Context, emit func(Target) bool) ([]Skipp
 	stop := errors.New("stopped")
 	add := func(t Target) bool {
 		key := strings.ToLower(t.Name.String())
-		if !r.opts.Shard.Owns(t.Name.String()) || seen[key] {
+		if !r.opts.Shard.Owns(t.Name.String()) || seen[key] || r.adopter.registeredNow(t.Name.String()) {
 			return true
 		}
 		seen[key] = true
 		return emit(t)
 	}
 	catalogs, all := sel.Catalogs()
-	if all || slices.ContainsFunc(catalogs, func(c string) bool { return strings.EqualFold(c, k.name) }) {
+	ac, aall := r.adopter.catalogs()
+	catalogs = append(catalogs, ac...)
+	if all || aall || slices.ContainsFunc(catalogs, func(c string) bool { return strings.EqualFold(c, k.name) }) {
 		err := k.list(ctx, func(t Target, why string) bool {
 			if why != "" {
 				seen[strings.ToLower(t.Name.String())] = true
@@ -118,7 +120,8 @@ func (k *hmsKind) list(ctx context.Context, emit func(Target, string) bool, stop
 	}
 	var errs []error
 	for _, db := range dbs {
-		if !sel.MayMatchSchema(k.name, db) {
+		adoptable := k.r.adopter.mayMatchSchema(k.name, db)
+		if !sel.MayMatchSchema(k.name, db) && !adoptable {
 			continue
 		}
 		names, err := k.c.TableNames(ctx, db)
@@ -133,6 +136,11 @@ func (k *hmsKind) list(ctx context.Context, emit func(Target, string) bool, stop
 		modes := map[string]Mode{}
 		for _, n := range names {
 			mode, ok := sel.Match(k.name, db, n)
+			if !ok && adoptable {
+				// Read to see whether a register rule describes it
+				// (its location), below.
+				mode, ok = "", true
+			}
 			if ok && k.r.opts.Shard.Owns(catalog.TableName{Catalog: k.name, Schema: db, Table: n}.String()) {
 				want = append(want, n)
 				modes[n] = mode
@@ -150,13 +158,23 @@ func (k *hmsKind) list(ctx context.Context, emit func(Target, string) bool, stop
 					continue // dropped since the listing
 				}
 				tn := catalog.TableName{Catalog: k.name, Schema: db, Table: n}
+				mode := modes[n]
+				if mode == "" {
+					// A table a register rule describes is kept in
+					// sync unless a tables[] rule says otherwise.
+					m, ok := k.r.adopter.adoptedMode(tn, listedHMS(k.name, t))
+					if !ok {
+						continue
+					}
+					mode = m
+				}
 				if !hms.IsDelta(t.Thrift) {
 					if !emit(Target{Name: tn}, notDeltaHMS(t.Thrift)) {
 						return stop
 					}
 					continue
 				}
-				if !emit(Target{Name: tn, Mode: modes[n], Listed: listedHMS(k.name, t), native: hmsListed{t}}, "") {
+				if !emit(Target{Name: tn, Mode: mode, Listed: listedHMS(k.name, t), native: hmsListed{t}}, "") {
 					return stop
 				}
 			}
@@ -315,8 +333,7 @@ func (k *hmsKind) diff(log plan.LogState, rec *plan.Record, native any) plan.Pla
 	p := plan.Diff(log, *rec, k.r.opts.Diff)
 	p.Unsupported = nil
 	for key := range log.Configuration {
-		if hms.ServerOwned(key) || strings.HasPrefix(key, "spark.sql.") || key == hms.KeyComment ||
-			key == hms.KeySyncedProperties || key == hms.KeyTrinoVersion || key == hms.KeyTrinoSchema || key == "EXTERNAL" {
+		if metastoreKey(key) {
 			p.Unsupported = append(p.Unsupported, fmt.Sprintf("property %s: a metastore key, not a log property HMS can hold", key))
 		}
 	}
@@ -342,6 +359,13 @@ func (k *hmsKind) diff(log plan.LogState, rec *plan.Record, native any) plan.Pla
 		p.Schema = &plan.SchemaChange{Log: rec.Columns, Catalog: rec.Columns, Details: []string{d}}
 	}
 	return p
+}
+
+// metastoreKey reports whether a log property is named like a key the
+// metastore record holds for itself: one HMS cannot sync.
+func metastoreKey(key string) bool {
+	return hms.ServerOwned(key) || strings.HasPrefix(key, "spark.sql.") || key == hms.KeyComment ||
+		key == hms.KeySyncedProperties || key == hms.KeyTrinoVersion || key == hms.KeyTrinoSchema || key == "EXTERNAL"
 }
 
 // columnsDiffer says how the HMS columns differ from want ("" if not).

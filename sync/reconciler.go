@@ -135,8 +135,6 @@ func New(opts Options) (*Reconciler, error) {
 		return nil, errors.New("sync: Options.Catalog and Options.HMS are two catalogs: set one")
 	case opts.HMS != nil && opts.VendedCredentials:
 		return nil, errors.New("sync: a Hive Metastore vends no credentials: read the logs with the process's own (credentials: ambient)")
-	case opts.HMS != nil && opts.Register != nil && len(opts.Register.Rules) > 0:
-		return nil, errors.New("sync: registering tables found in storage (register rules) is not supported with a Hive Metastore yet")
 	}
 	if opts.Selector == nil {
 		return nil, errors.New("sync: Options.Selector is required")

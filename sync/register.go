@@ -15,11 +15,18 @@ import (
 // configuration, clustering, description). The demo and the e2e tests use
 // it; deltasync itself never creates tables.
 func RegistrationFor(s *deltalog.Snapshot, name catalog.TableName, location string) (catalog.CreateTableRequest, error) {
+	return registrationFor(s, name, location, true)
+}
+
+// registrationFor is RegistrationFor; ucTypes checks the columns against
+// Unity Catalog's type limits (a Hive Metastore stores the log's schema
+// as its own JSON text: it has none).
+func registrationFor(s *deltalog.Snapshot, name catalog.TableName, location string, ucTypes bool) (catalog.CreateTableRequest, error) {
 	cols, err := catalog.ColumnsFromSchemaString(s.Metadata.SchemaString)
 	if err != nil {
 		return catalog.CreateTableRequest{}, fmt.Errorf("registering %s: %w", name, err)
 	}
-	if bad := catalog.UnsupportedTypes(cols); len(bad) > 0 {
+	if bad := catalog.UnsupportedTypes(cols); ucTypes && len(bad) > 0 {
 		return catalog.CreateTableRequest{}, fmt.Errorf("registering %s: types the catalog cannot store: %s",
 			name, strings.Join(bad, ", "))
 	}

@@ -116,8 +116,16 @@ func (c *Client) GetTables(ctx context.Context, db string, names []string) (map[
 }
 
 // CreateDatabase creates a database at location (a URI; empty: the
-// warehouse default).
+// warehouse default, <the default database's location>/<name>.db, as
+// HMS's own Warehouse makes it: the server refuses an empty location).
 func (c *Client) CreateDatabase(ctx context.Context, name, location string) error {
+	if location == "" {
+		wh, err := c.DatabaseLocation(ctx, "default")
+		if err != nil {
+			return err
+		}
+		location = strings.TrimRight(wh, "/") + "/" + strings.ToLower(name) + ".db"
+	}
 	d := hm.NewDatabase()
 	d.Name, d.LocationUri, d.CatalogName = name, location, &c.opts.Catalog
 	_, err := c.call(ctx, "create_database", c.name(name, ""), func(ctx context.Context, ms *hm.ThriftHiveMetastoreClient) error {
@@ -205,4 +213,29 @@ func (c *Client) AlterTable(ctx context.Context, read *Table, next *hm.Table, g 
 		return ms.AlterTableWithEnvironmentContext(ctx, c.dbArg(db), table, next, env)
 	})
 	return err
+}
+
+// DatabaseLocation is a database's location URI (get_database).
+func (c *Client) DatabaseLocation(ctx context.Context, name string) (string, error) {
+	var d *hm.Database
+	_, err := c.call(ctx, "get_database", c.name(name, ""), func(ctx context.Context, ms *hm.ThriftHiveMetastoreClient) error {
+		var err error
+		d, err = ms.GetDatabase(ctx, c.dbArg(name))
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return d.GetLocationUri(), nil
+}
+
+// PlaceholderLocation is the sd.location Spark gives a Delta data-source
+// table it registers as EXTERNAL: the table's default path under its
+// database's location with "-__PLACEHOLDER__" appended, a path that
+// holds no data (readers of a provider=delta table take the location from
+// the serde parameter path). The metastore makes that directory at
+// create, under the database's location, which it can always reach; the
+// table's own storage it need not reach at all.
+func PlaceholderLocation(dbLocation, table string) string {
+	return strings.TrimRight(dbLocation, "/") + "/" + strings.ToLower(table) + "-__PLACEHOLDER__"
 }

@@ -67,16 +67,13 @@ func (s *settings) buildHMS(p *problems) bool {
 }
 
 // checkHMS reports the settings a Hive Metastore cannot serve: vended
-// credentials (it vends none) and register rules (not supported yet).
+// credentials (it vends none).
 func (s *settings) checkHMS(p *problems) {
 	if s.hms == nil {
 		return
 	}
 	if s.reconcile.VendedCredentials {
 		p.add("credentials: vended: a Hive Metastore vends no credentials; use ambient (the process's own)")
-	}
-	if s.reconcile.Register != nil && len(s.reconcile.Register.Rules) > 0 {
-		p.add("register: registering tables found in storage into a Hive Metastore is not supported yet")
 	}
 }
 

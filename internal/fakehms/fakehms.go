@@ -39,6 +39,10 @@ type Server struct {
 	// checked: another writer's edit landing between deltasync's read
 	// and its write.
 	BeforeAlter func(db, table string)
+	// BeforeCreate, when set, runs (without the lock) before a
+	// create_table is checked.
+	BeforeCreate func(db, table string)
+	dbLocs       map[string]string // database → location (CreateDatabase)
 	// URL is thrift://127.0.0.1:PORT.
 	URL string
 }
@@ -246,5 +250,71 @@ func (f *Server) Unlock(_ context.Context, req *hm.UnlockRequest) error {
 			delete(f.locks, k)
 		}
 	}
+	return nil
+}
+
+// CreateDatabase creates an empty database (AlreadyExistsException when
+// it exists).
+func (f *Server) CreateDatabase(_ context.Context, d *hm.Database) error {
+	f.count("create_database")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.dbs[d.Name] != nil {
+		return &hm.AlreadyExistsException{Message: "Database " + d.Name + " already exists"}
+	}
+	f.dbs[d.Name] = map[string]*hm.Table{}
+	if d.LocationUri == "" { // as the real one fails
+		return &hm.MetaException{Message: "java.lang.IllegalArgumentException: Can not create a Path from an empty string"}
+	}
+	if f.dbLocs == nil {
+		f.dbLocs = map[string]string{}
+	}
+	f.dbLocs[d.Name] = d.LocationUri
+	return nil
+}
+
+// GetDatabase reads a database (its location: the one it was created
+// with, else file:/fakehms/warehouse/<name>.db); "default" is the
+// warehouse, file:/fakehms/warehouse, and always exists.
+func (f *Server) GetDatabase(_ context.Context, name string) (*hm.Database, error) {
+	f.count("get_database")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if name == "default" && f.dbs[name] == nil {
+		return &hm.Database{Name: name, LocationUri: "file:/fakehms/warehouse"}, nil
+	}
+	if f.dbs[name] == nil {
+		return nil, &hm.NoSuchObjectException{Message: "database " + name}
+	}
+	loc := f.dbLocs[name]
+	if loc == "" {
+		loc = "file:/fakehms/warehouse/" + name + ".db"
+	}
+	return &hm.Database{Name: name, LocationUri: loc}, nil
+}
+
+// CreateTable stores a new table as HMS does (the server sets
+// transient_lastDdlTime): NoSuchObjectException for a missing database,
+// AlreadyExistsException for a name in use. BeforeCreate, when set, runs
+// first (without the lock): another registrar creating the same name.
+func (f *Server) CreateTable(_ context.Context, t *hm.Table) error {
+	f.count("create_table")
+	if f.BeforeCreate != nil {
+		f.BeforeCreate(t.DbName, t.TableName)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.dbs[t.DbName] == nil {
+		return &hm.NoSuchObjectException{Message: "database " + t.DbName + " does not exist"}
+	}
+	if f.dbs[t.DbName][t.TableName] != nil {
+		return &hm.AlreadyExistsException{Message: "Table " + t.DbName + "." + t.TableName + " already exists"}
+	}
+	c := copyTable(t)
+	if c.Parameters == nil {
+		c.Parameters = map[string]string{}
+	}
+	c.Parameters["transient_lastDdlTime"] = f.tick()
+	f.dbs[t.DbName][t.TableName] = c
 	return nil
 }

@@ -224,6 +224,7 @@ func (g *bucketGate) do(ctx context.Context, f func() error) error {
 	if g == nil {
 		return f()
 	}
+	start := time.Now()
 	for attempt := 0; ; attempt++ {
 		release, err := g.acquire(ctx)
 		if err != nil {
@@ -237,7 +238,8 @@ func (g *bucketGate) do(ctx context.Context, f func() error) error {
 			return err
 		}
 		if attempt >= throttleRetries {
-			return fmt.Errorf("%w: %w", ErrThrottled, err)
+			return fmt.Errorf("%w (%d attempts in %s, each after the bucket's shared backoff): %w",
+				ErrThrottled, attempt+1, time.Since(start).Round(time.Millisecond), err)
 		}
 	}
 }

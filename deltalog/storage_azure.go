@@ -15,6 +15,8 @@ import (
 	stdsync "sync"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
@@ -154,7 +156,25 @@ var azureHTTPClient = stdsync.OnceValue(func() *http.Client {
 
 // azureClientOptions are the options of every container client made here.
 func azureClientOptions() *container.ClientOptions {
-	return &container.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: azureHTTPClient()}}
+	return &container.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: azureHTTPClient(),
+		Retry: policy.RetryOptions{ShouldRetry: azureShouldRetry}}}
+}
+
+// azureShouldRetry is the SDK's retry predicate (its default status codes,
+// and transport errors) less throttling: a 503 ServerBusy or 500
+// OperationTimedOut is backed off by the container's gate, shared by its
+// tables, instead of three times per request by each request on its own,
+// each adding to the load of the throttled partition. Other failures keep
+// the SDK's retries (3, with its exponential delay).
+func azureShouldRetry(resp *http.Response, err error) bool {
+	if err != nil {
+		return true // as the SDK's policy without a predicate
+	}
+	if azureThrottleStatus(resp.StatusCode, resp.Header.Get("x-ms-error-code")) {
+		return false
+	}
+	return runtime.HasStatusCode(resp, http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout)
 }
 
 // azureContainers are the shared container clients of the tables opened

@@ -4,6 +4,7 @@ package deltalog
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"os"
 
@@ -38,14 +39,42 @@ func openGCS(ctx context.Context, u *url.URL, c Credentials) (*blob.Bucket, erro
 			}
 		}
 		bucketURL := &url.URL{Scheme: u.Scheme, Host: u.Host, RawQuery: u.RawQuery}
-		return blob.OpenBucket(ctx, bucketURL.String())
+		return gcsRetry(blob.OpenBucket(ctx, bucketURL.String()))
 	}
 	ts := oauth2.StaticTokenSource(&oauth2.Token{AccessToken: c.GCSOAuthToken, TokenType: "Bearer"})
 	client, err := gcp.NewHTTPClient(gcp.DefaultTransport(), ts)
 	if err != nil {
 		return nil, err
 	}
-	return gcsblob.OpenBucket(ctx, client, u.Host, nil)
+	return gcsRetry(gcsblob.OpenBucket(ctx, client, u.Host, nil))
+}
+
+// gcsMaxAttempts bounds the GCS client's own attempts at one request
+// (transport errors, 408 and 5xx but 503); by default it retries them,
+// with a backoff doubling from 1 s to 30 s, until the context ends.
+const gcsMaxAttempts = 4
+
+// gcsRetry sets the retry policy of the bucket's GCS client: its default
+// retries less throttling (429, 503: gcsThrottle), which the bucket's gate
+// backs off for all of the bucket's tables together; each request retried
+// on its own only added to the load of a throttled bucket, and, with no
+// bound on attempts, kept a table's request waiting until its timeout.
+func gcsRetry(b *blob.Bucket, err error) (*blob.Bucket, error) {
+	if err != nil {
+		return nil, err
+	}
+	var c *storage.Client
+	if !b.As(&c) {
+		_ = b.Close()
+		return nil, errors.New("gs bucket exposes no storage client")
+	}
+	c.SetRetry(storage.WithMaxAttempts(gcsMaxAttempts), storage.WithErrorFunc(func(err error) bool {
+		if _, ok := gcsThrottle(err); ok {
+			return false
+		}
+		return storage.ShouldRetry(err)
+	}))
+	return b, nil
 }
 
 // gcsDefaultCredentials remembers that application default credentials

@@ -16,22 +16,34 @@ func init() {
 	throttleClassifiers = append(throttleClassifiers, azureThrottle)
 }
 
-// azureThrottle recognises Azure Storage's throttling answers, 503
-// ServerBusy and 429 (after the SDK's own retries), with their
-// Retry-After if any.
+// azureThrottle recognises Azure Storage's throttling answers, with their
+// Retry-After if any (azureThrottleStatus).
 func azureThrottle(err error) (time.Duration, bool) {
 	var re *azcore.ResponseError
-	if !errors.As(err, &re) {
-		return 0, false
-	}
-	busy := re.StatusCode == http.StatusServiceUnavailable && re.ErrorCode == string(bloberror.ServerBusy)
-	if !busy && re.StatusCode != http.StatusTooManyRequests {
+	if !errors.As(err, &re) || !azureThrottleStatus(re.StatusCode, re.ErrorCode) {
 		return 0, false
 	}
 	if re.RawResponse == nil {
 		return 0, true
 	}
 	return parseRetryAfter(re.RawResponse.Header.Get("Retry-After")), true
+}
+
+// azureThrottleStatus reports whether a status and x-ms-error-code are
+// Azure Storage throttling a partition or an account: 503 (ServerBusy,
+// "Operations per second is over the account limit", "Ingress/Egress is
+// over the account limit"), 500 OperationTimedOut (Azure's scalability
+// targets name both as the answers of a partition past its limit) and 429.
+// The SDK does not retry them itself (azureRetry): the container's gate
+// backs them off for all of its tables.
+func azureThrottleStatus(status int, code string) bool {
+	switch status {
+	case http.StatusServiceUnavailable, http.StatusTooManyRequests:
+		return true
+	case http.StatusInternalServerError:
+		return code == string(bloberror.OperationTimedOut)
+	}
+	return false
 }
 
 const azureCredentialHint = "set AZURE_STORAGE_ACCOUNT and AZURE_STORAGE_KEY (or AZURE_STORAGE_SAS_TOKEN), sign in for " +

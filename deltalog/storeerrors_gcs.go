@@ -16,11 +16,15 @@ func init() {
 	throttleClassifiers = append(throttleClassifiers, gcsThrottle)
 }
 
-// gcsThrottle recognises GCS's throttling answer, 429 Too Many Requests
-// (after the client's own retries), with its Retry-After if any.
+// gcsThrottle recognises GCS's throttling answers, with their Retry-After
+// if any: 429 Too Many Requests (rateLimitExceeded: the bucket's or an
+// object's request rate is over its limit) and 503 Service Unavailable,
+// which GCS answers while it scales a bucket up to a new request rate.
+// The client does not retry them itself (gcsRetry): the bucket's gate
+// backs them off for all of its tables.
 func gcsThrottle(err error) (time.Duration, bool) {
 	var ge *googleapi.Error
-	if !errors.As(err, &ge) || ge.Code != http.StatusTooManyRequests {
+	if !errors.As(err, &ge) || (ge.Code != http.StatusTooManyRequests && ge.Code != http.StatusServiceUnavailable) {
 		return 0, false
 	}
 	return parseRetryAfter(ge.Header.Get("Retry-After")), true

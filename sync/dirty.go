@@ -181,7 +181,13 @@ func (d *Dirty) enterTable(t Target) func() {
 		l = make(chan struct{}, 1)
 		d.locks[name] = l
 	}
-	d.table(name).target = t
+	// Not the record the listing read (a Hive Metastore's, Target.native):
+	// it is the cycle's, stale by the time an event reconciles the table
+	// (the cycle may have written since), and an event's reconcile reads
+	// the record afresh.
+	kept := t
+	kept.native = nil
+	d.table(name).target = kept
 	d.mu.Unlock()
 	l <- struct{}{}
 	return func() { <-l }

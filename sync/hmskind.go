@@ -286,7 +286,7 @@ func (k *hmsKind) load(ctx context.Context, t Target, attempt int) (plan.Record,
 // or in parts; an empty struct when there is none), the protocol and
 // clustering the properties Delta's catalog hook writes them as, the
 // watermark delta.lastUpdateVersion / delta.lastCommitTimestamp. The etag
-// is transient_lastDdlTime, the write's guard.
+// is transient_lastDdlTime, the write's guard; the ID hmsTableID.
 func hmsRecordOf(name catalog.TableName, t *hms.Table) (plan.Record, error) {
 	hr, err := hms.ReadRecord(t.Thrift)
 	if err != nil {
@@ -295,7 +295,7 @@ func hmsRecordOf(name catalog.TableName, t *hms.Table) (plan.Record, error) {
 	rec := plan.Record{
 		Name: name, Type: hmsType(t.Thrift), Location: hr.Location,
 		PartitionColumns: hr.PartitionColumns, Properties: hr.Properties, Comment: hr.Comment,
-		Etag: t.Thrift.Parameters[hms.KeyDDLTime], UpdatedTime: fingerprint(t.Thrift),
+		Etag: t.Thrift.Parameters[hms.KeyDDLTime], UpdatedTime: fingerprint(t.Thrift), ID: hmsTableID(name, t.Thrift),
 	}
 	if hr.HasSchema {
 		if cols, err := catalog.ColumnsFromSchemaString(hr.Schema); err == nil {
@@ -321,6 +321,13 @@ func hmsRecordOf(name catalog.TableName, t *hms.Table) (plan.Record, error) {
 		rec.LastCommitTimestampMs = &ts
 	}
 	return rec, nil
+}
+
+// hmsTableID is an HMS record's identity, the table_id reports and the
+// audit trail show: its name and createTime (HMS has no table uuid), so a
+// table dropped and created again under the name is another table.
+func hmsTableID(name catalog.TableName, t *hm.Table) string {
+	return fmt.Sprintf("%s@%d", strings.ToLower(name.String()), t.CreateTime)
 }
 
 // diff is plan.Diff on the record, adjusted for what an HMS record is: it

@@ -96,6 +96,9 @@ func (f *Server) Put(t *hm.Table) {
 		c.Parameters = map[string]string{}
 	}
 	c.Parameters["transient_lastDdlTime"] = f.tick()
+	if c.CreateTime == 0 { // the server's, at create
+		c.CreateTime = int32(f.clock)
+	}
 	if f.dbs[c.DbName] == nil {
 		f.dbs[c.DbName] = map[string]*hm.Table{}
 	}
@@ -315,6 +318,7 @@ func (f *Server) CreateTable(_ context.Context, t *hm.Table) error {
 		c.Parameters = map[string]string{}
 	}
 	c.Parameters["transient_lastDdlTime"] = f.tick()
+	c.CreateTime = int32(f.clock)
 	f.dbs[t.DbName][t.TableName] = c
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/sync/location"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
@@ -36,11 +37,13 @@ type Options struct {
 	// Concurrency bounds the tables reconciled at once (default 4).
 	Concurrency int
 	// CheckConcurrency bounds the unchanged-table checks of a cycle run
-	// at once (default DefaultCheckConcurrency). A check is the fast
-	// path alone (one LIST of a log, no catalog request), so it runs on
-	// its own workers, not behind full reconciles: a steady cycle on an
-	// object store is bound by round trips, and the storage limits
+	// at once on one bucket (default DefaultCheckConcurrency). A check is
+	// the fast path alone (one LIST of a log, no catalog request), so it
+	// runs on its own workers, not behind full reconciles: a steady cycle
+	// on an object store is bound by round trips, and the storage limits
 	// (deltalog.StorageGates), not this, bound the requests in flight.
+	// The bound is per bucket so that the checks of a bucket the store
+	// throttles, waiting out its backoff, hold no other bucket's checks.
 	CheckConcurrency int
 	// Backoff spaces out retries of failing tables across cycles.
 	Backoff Backoff
@@ -344,11 +347,16 @@ const listBuffer = 64
 const DefaultCheckConcurrency = 256
 
 // startWorkers starts the cycle's two pools: up to CheckConcurrency
-// checkers take the listed tables and confirm the unchanged ones with the fast path
+// checkers per bucket take the listed tables and confirm the unchanged ones with the fast path
 // alone; a table the fast path cannot confirm is reconciled in full by
 // one of Concurrency workers. The workers take tables in listing order
 // (each waits for its table's check), and the queue between the two pools
-// is not bounded, so checks never wait behind full reconciles. Each result
+// is not bounded, so checks never wait behind full reconciles. Each
+// bucket's checks have a lane of their own (checkLane): with one bound
+// for all, the checks of a throttled bucket, each waiting out the
+// bucket's backoff, took every checker and the other buckets' tables
+// waited behind them (BenchmarkScaleS3Throttled: a SlowDown burst on one
+// bucket made another's steady cycle 89 times longer). Each result
 // is handed to done; the returned func waits for both pools.
 func (r *Reconciler) startWorkers(ctx context.Context, jobs <-chan Target, done func(Result)) (wait func()) {
 	type job struct {
@@ -356,11 +364,10 @@ func (r *Reconciler) startWorkers(ctx context.Context, jobs <-chan Target, done 
 		fast chan bool // the check's verdict: true when it confirmed the table
 	}
 	// A check runs on a goroutine of its own, at most CheckConcurrency at
-	// once: idle checkers would be goroutines held for the whole cycle.
-	sem := make(chan struct{}, r.opts.CheckConcurrency)
+	// once per lane: idle checkers would be goroutines held for the whole cycle.
 	q := newOrderedQueue[job]()
-	var checkers, workers stdsync.WaitGroup
-	check := func(j job) {
+	var checkers, workers, lanes stdsync.WaitGroup
+	check := func(j job, sem chan struct{}) {
 		defer func() { <-sem }()
 		ok := false
 		if ctx.Err() == nil {
@@ -381,22 +388,55 @@ func (r *Reconciler) startWorkers(ctx context.Context, jobs <-chan Target, done 
 			}
 		})
 	}
+	// lane starts the checks of one bucket's tables, in listing order.
+	lane := func(lq *orderedQueue[job]) {
+		sem := make(chan struct{}, r.opts.CheckConcurrency)
+		for j, more := lq.pop(); more; j, more = lq.pop() {
+			sem <- struct{}{}
+			checkers.Go(func() { check(j, sem) })
+		}
+	}
 	dispatched := make(chan struct{})
 	go func() {
 		defer close(dispatched)
+		byBucket := map[string]*orderedQueue[job]{}
 		for t := range jobs {
 			j := job{t: t, fast: make(chan bool, 1)}
 			q.push(j)
-			sem <- struct{}{}
-			checkers.Go(func() { check(j) })
+			k := checkLane(t)
+			lq := byBucket[k]
+			if lq == nil {
+				lq = newOrderedQueue[job]()
+				byBucket[k] = lq
+				lanes.Go(func() { lane(lq) })
+			}
+			lq.push(j)
 		}
 		q.close()
+		for _, lq := range byBucket {
+			lq.close()
+		}
+		lanes.Wait() // checkers.Go is not called after this
 	}()
 	return func() {
 		<-dispatched // every check started (checkers.Go is not called after this)
 		checkers.Wait()
 		workers.Wait()
 	}
+}
+
+// checkLane names the bucket of a listed table's location ("s3://bucket",
+// "abfss://container@account..."): the checks of one lane share its
+// bound. A table without a parsable location has the lane "".
+func checkLane(t Target) string {
+	if t.Listed == nil {
+		return ""
+	}
+	l, err := location.Parse(t.Listed.StorageLocation)
+	if err != nil {
+		return ""
+	}
+	return l.Scheme + "://" + l.Bucket
 }
 
 // orderedQueue is an unbounded FIFO for one producer and many consumers.

@@ -50,6 +50,11 @@ const (
 	scaleS3ServeEnv   = "DELTASYNC_SCALE_S3_SERVE"
 	scaleS3LatencyEnv = "DELTASYNC_SCALE_S3_LATENCY"
 	scaleS3StatsPath  = "/_fleet_stats" // not a bucket name S3 allows
+	// scaleS3HotEnv, when set, puts the odd tables in a second bucket,
+	// "hot", whose next N requests POST scaleS3ThrottlePath?n=N answers
+	// with 503 SlowDown (BenchmarkScaleS3Throttled).
+	scaleS3HotEnv       = "DELTASYNC_SCALE_S3_HOT"
+	scaleS3ThrottlePath = "/_fleet_throttle"
 )
 
 // s3Stats are what the S3 process saw since the last reset.
@@ -57,6 +62,11 @@ type s3Stats struct {
 	Requests    int64 `json:"requests"`
 	PeakFlight  int64 `json:"peak_in_flight"`
 	ProcessCPUs int64 `json:"cpu_ms"`
+	// With scaleS3HotEnv: requests to "lake" and when the last of them
+	// was answered (Unix ns), and the SlowDowns "hot" answered.
+	LakeRequests int64 `json:"lake_requests"`
+	LakeLastNs   int64 `json:"lake_last_ns"`
+	Throttled    int64 `json:"throttled"`
 }
 
 // TestScaleS3Server is the S3 process of BenchmarkScaleS3; it does nothing
@@ -74,7 +84,17 @@ func TestScaleS3Server(t *testing.T) {
 	if err := backend.CreateBucket("lake"); err != nil {
 		t.Fatal(err)
 	}
+	twoBuckets := os.Getenv(scaleS3HotEnv) != ""
+	if twoBuckets {
+		if err := backend.CreateBucket("hot"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for i := range n {
+		bucket := "lake"
+		if twoBuckets && i%2 == 1 {
+			bucket = "hot"
+		}
 		logDir := filepath.Join(dir, fmt.Sprintf("t%06d", i), "_delta_log")
 		entries, err := os.ReadDir(logDir)
 		if err != nil {
@@ -89,7 +109,7 @@ func TestScaleS3Server(t *testing.T) {
 				t.Fatal(err)
 			}
 			key := fmt.Sprintf("t%06d/_delta_log/%s", i, e.Name())
-			if _, err := backend.PutObject("lake", key, map[string]string{}, bytes.NewReader(data), int64(len(data)), nil); err != nil {
+			if _, err := backend.PutObject(bucket, key, map[string]string{}, bytes.NewReader(data), int64(len(data)), nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -103,12 +123,23 @@ func TestScaleS3Server(t *testing.T) {
 		latency = d
 	}
 	fake := gofakes3.New(backend).Server()
-	var requests, inFlight, peak atomic.Int64
+	var requests, inFlight, peak, lakeRequests, lakeLast, throttleLeft, throttled atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == scaleS3StatsPath {
-			st := s3Stats{Requests: requests.Swap(0), PeakFlight: peak.Swap(inFlight.Load()), ProcessCPUs: cpuTime().Milliseconds()}
+		switch r.URL.Path {
+		case scaleS3StatsPath:
+			st := s3Stats{Requests: requests.Swap(0), PeakFlight: peak.Swap(inFlight.Load()), ProcessCPUs: cpuTime().Milliseconds(),
+				LakeRequests: lakeRequests.Swap(0), LakeLastNs: lakeLast.Swap(0), Throttled: throttled.Swap(0)}
 			_ = json.NewEncoder(w).Encode(st)
 			return
+		case scaleS3ThrottlePath:
+			k, _ := strconv.ParseInt(r.URL.Query().Get("n"), 10, 64)
+			throttleLeft.Store(k)
+			return
+		}
+		bucket, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		if bucket == "lake" {
+			defer func() { lakeLast.Store(time.Now().UnixNano()) }()
+			lakeRequests.Add(1)
 		}
 		requests.Add(1)
 		now := inFlight.Add(1)
@@ -118,6 +149,13 @@ func TestScaleS3Server(t *testing.T) {
 		}
 		defer inFlight.Add(-1)
 		time.Sleep(latency) // the round trip to the store
+		if bucket == "hot" && throttleLeft.Add(-1) >= 0 {
+			throttled.Add(1)
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+			return
+		}
 		fake.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
@@ -128,7 +166,7 @@ func TestScaleS3Server(t *testing.T) {
 
 // startScaleS3 starts TestScaleS3Server over n tables of dir and returns
 // its URL.
-func startScaleS3(t testing.TB, n int, dir string) string {
+func startScaleS3(t testing.TB, n int, dir string, extraEnv ...string) string {
 	t.Helper()
 	child := exec.Command(os.Args[0], "-test.run=^TestScaleS3Server$", "-test.timeout=0")
 	for _, kv := range os.Environ() {
@@ -137,6 +175,7 @@ func startScaleS3(t testing.TB, n int, dir string) string {
 		}
 	}
 	child.Env = append(child.Env, scaleS3ServeEnv+"="+dir, fmt.Sprintf("%s=%d", scaleS3TablesEnv, n))
+	child.Env = append(child.Env, extraEnv...)
 	stdin, err := child.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

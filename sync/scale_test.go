@@ -59,6 +59,9 @@ const (
 	// scaleLocationEnv, when set, is where TestScaleServer registers the
 	// tables: prefix + "/t000042" (BenchmarkScaleS3), not their directories.
 	scaleLocationEnv = "DELTASYNC_SCALE_LOCATION"
+	// scaleLocationOddEnv, when set, is where the odd tables are
+	// registered instead (BenchmarkScaleS3Throttled: a second bucket).
+	scaleLocationOddEnv = "DELTASYNC_SCALE_LOCATION_ODD"
 )
 
 func scaleCache(t testing.TB) string {
@@ -232,6 +235,9 @@ func TestScaleServer(t *testing.T) {
 			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
 				loc := "file://" + filepath.Join(dir, fmt.Sprintf("t%06d", i))
 				if prefix := os.Getenv(scaleLocationEnv); prefix != "" { // BenchmarkScaleS3: the same tables in a bucket
+					loc = prefix + fmt.Sprintf("/t%06d", i)
+				}
+				if prefix := os.Getenv(scaleLocationOddEnv); prefix != "" && i%2 == 1 { // BenchmarkScaleS3Throttled
 					loc = prefix + fmt.Sprintf("/t%06d", i)
 				}
 				if _, err := sync.Register(ctx, c, scaleSnapshot(snaps[i%scaleTemplates], i), scaleName(i), loc); err != nil {

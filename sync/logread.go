@@ -200,7 +200,11 @@ func (r *Reconciler) mayReuse(tl *tableLog, rec plan.Record, openURL string, fre
 // catalog without the Delta API vends them by table id (readonly.go).
 func (r *Reconciler) credentials(ctx context.Context, rec plan.Record) (vended, error) {
 	var c catalog.Credentials
+	if err := r.turns.take(ctx); err != nil {
+		return vended{}, fmt.Errorf("vending READ credentials: %w", err)
+	}
 	var err error
+	defer r.turns.give()
 	if r.readOnly(rec.Name.Catalog) {
 		c, err = r.classicCredentials(ctx, rec)
 	} else {

@@ -34,8 +34,15 @@ type Options struct {
 	// LogOptions are passed to deltalog.Open for every table.
 	LogOptions []deltalog.Option
 	Diff       plan.DiffOptions
-	// Concurrency bounds the tables reconciled at once (default 4).
+	// Concurrency bounds the catalog requests of full reconciles in
+	// flight at once (default 4): each reconcile takes one of Concurrency
+	// turns for each of its catalog calls (turns.go).
 	Concurrency int
+	// ReadConcurrency bounds the tables read in full at once (default
+	// DefaultReadConcurrency, never below Concurrency): a full read waits
+	// on storage round trips, not on the catalog, so more of them run at
+	// once than talk to the catalog.
+	ReadConcurrency int
 	// CheckConcurrency bounds the unchanged-table checks of a cycle run
 	// at once on one bucket (default DefaultCheckConcurrency). A check is
 	// the fast path alone (one LIST of a log, no catalog request), so it
@@ -110,8 +117,10 @@ type Reconciler struct {
 	// adopter registers tables found in storage (nil: no register rules).
 	adopter *adopter
 	// kind is the catalog's kind: Unity Catalog, or a Hive Metastore
-	// (catalogkind.go).
+	// (catalogkind.go), its reconcile calls taking turns (turns.go).
 	kind catalogKind
+	// turns bound the catalog calls of full reconciles (turns.go).
+	turns catalogTurns
 }
 
 // tableState is what the reconciler remembers about a table between cycles.
@@ -148,6 +157,10 @@ func New(opts Options) (*Reconciler, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4
 	}
+	if opts.ReadConcurrency <= 0 {
+		opts.ReadConcurrency = DefaultReadConcurrency
+	}
+	opts.ReadConcurrency = max(opts.ReadConcurrency, opts.Concurrency)
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = 3
 	}
@@ -175,6 +188,8 @@ func New(opts Options) (*Reconciler, error) {
 	if opts.HMS != nil {
 		r.kind = newHMSKind(r, opts.HMS)
 	}
+	r.turns = make(catalogTurns, opts.Concurrency)
+	r.kind = turnKind{catalogKind: r.kind, turns: r.turns}
 	a, err := newAdopter(opts.Register, opts.Storage)
 	if err != nil {
 		return nil, err
@@ -349,7 +364,8 @@ const DefaultCheckConcurrency = 256
 // startWorkers starts the cycle's two pools: up to CheckConcurrency
 // checkers per bucket take the listed tables and confirm the unchanged ones with the fast path
 // alone; a table the fast path cannot confirm is reconciled in full by
-// one of Concurrency workers. The workers take tables in listing order
+// one of ReadConcurrency workers (their catalog calls in Concurrency
+// turns, turns.go). The workers take tables in listing order
 // (each waits for its table's check), and the queue between the two pools
 // is not bounded, so checks never wait behind full reconciles. Each
 // bucket's checks have a lane of their own (checkLane): with one bound
@@ -378,7 +394,7 @@ func (r *Reconciler) startWorkers(ctx context.Context, jobs <-chan Target, done 
 		}
 		j.fast <- ok
 	}
-	for range r.opts.Concurrency {
+	for range r.opts.ReadConcurrency {
 		workers.Go(func() {
 			for j, more := q.pop(); more; j, more = q.pop() {
 				if <-j.fast || ctx.Err() != nil {

@@ -43,13 +43,16 @@ type config struct {
 	IgnoreFieldMetadata []string `json:"ignore_field_metadata,omitempty"`
 	// WatermarkUpdates: every_cycle (default), with_changes or a duration
 	// (see sync.WatermarkUpdates).
-	WatermarkUpdates string        `json:"watermark_updates"`
-	Credentials      string        `json:"credentials"`
-	Schedule         string        `json:"schedule"`
-	Jitter           duration      `json:"jitter"`
-	Concurrency      int           `json:"concurrency"`
-	ResyncInterval   duration      `json:"resync_interval"`
-	Backoff          backoffConfig `json:"backoff"`
+	WatermarkUpdates string   `json:"watermark_updates"`
+	Credentials      string   `json:"credentials"`
+	Schedule         string   `json:"schedule"`
+	Jitter           duration `json:"jitter"`
+	Concurrency      int      `json:"concurrency"`
+	// ReadConcurrency: tables read in full at once (0: the default,
+	// sync.DefaultReadConcurrency; never below concurrency).
+	ReadConcurrency int           `json:"read_concurrency"`
+	ResyncInterval  duration      `json:"resync_interval"`
+	Backoff         backoffConfig `json:"backoff"`
 	// MaxCycleDuration: run's /readyz answers 503 while a cycle has been
 	// running longer than this (0: never).
 	MaxCycleDuration duration      `json:"max_cycle_duration"`

@@ -111,6 +111,7 @@ tables:
 credentials: magic
 schedule: "every now and then"
 concurrency: 0
+read_concurrency: -1
 backoff: {initial: 10s, max: 1s}
 listen: "nonsense"
 shard: 3/3
@@ -121,7 +122,7 @@ log: {format: xml, level: loud}
 		t.Fatalf("exit %d, want 1\n%s", code, errOut)
 	}
 	for _, want := range []string{"catalog.url", "token_file", "at most one", "more than three", `mode "push"`,
-		"credentials", "schedule", "concurrency", "backoff", "listen", "shard", "log.format", "log.level"} {
+		"credentials", "schedule", "concurrency", "read_concurrency", "backoff", "listen", "shard", "log.format", "log.level"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("problems do not mention %q:\n%s", want, errOut)
 		}

@@ -121,7 +121,13 @@ func (e *eventsConfig) redacted() *eventsConfig {
 // the metrics and logger.
 func (s *settings) buildEvents(p *problems, c *cli) {
 	e := s.cfg.Events
-	s.events = events.Options{Concurrency: s.cfg.Concurrency, ResyncInterval: time.Duration(s.cfg.ResyncInterval)}
+	// The events' reconciles share the cycle's full-read slots; their
+	// catalog calls take the reconciler's turns (sync/turns.go).
+	reads := s.cfg.ReadConcurrency
+	if reads <= 0 {
+		reads = sync.DefaultReadConcurrency
+	}
+	s.events = events.Options{Concurrency: max(reads, s.cfg.Concurrency), ResyncInterval: time.Duration(s.cfg.ResyncInterval)}
 	if e == nil {
 		return
 	}

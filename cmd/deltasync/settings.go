@@ -300,11 +300,15 @@ func (s *settings) buildCycle(p *problems) {
 	if c.Concurrency < 1 {
 		p.add("concurrency %d: must be at least 1", c.Concurrency)
 	}
+	if c.ReadConcurrency < 0 {
+		p.add("read_concurrency %d: must not be negative (0: the default, %d)", c.ReadConcurrency, sync.DefaultReadConcurrency)
+	}
 	if c.Backoff.Initial <= 0 || c.Backoff.Max < c.Backoff.Initial {
 		p.add("backoff: want 0 < initial <= max, got initial %s max %s",
 			time.Duration(c.Backoff.Initial), time.Duration(c.Backoff.Max))
 	}
 	s.reconcile.Concurrency = c.Concurrency
+	s.reconcile.ReadConcurrency = c.ReadConcurrency
 	s.reconcile.Backoff = sync.Backoff{Initial: time.Duration(c.Backoff.Initial), Max: time.Duration(c.Backoff.Max)}
 	s.daemon.schedule, s.daemon.scheduleSpec = sched, c.Schedule
 	s.daemon.jitter = time.Duration(c.Jitter)

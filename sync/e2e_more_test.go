@@ -205,7 +205,7 @@ func TestCancelFinishesTableInFlight(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e.srv.BeforeUpdate(func(string) { cancel() }) // SIGTERM arrives mid-update
-	rec := e.reconciler([]sync.Rule{{Include: []string{e.catalog + ".*.*"}}}, func(o *sync.Options) { o.Concurrency = 1 })
+	rec := e.reconciler([]sync.Rule{{Include: []string{e.catalog + ".*.*"}}}, func(o *sync.Options) { o.Concurrency, o.ReadConcurrency = 1, 1 })
 	rep := rec.Sync(ctx)
 	if len(rep.Results) != 1 || rep.Results[0].Outcome != sync.OutcomeSynced || !rep.Interrupted {
 		t.Fatalf("want the table in flight synced and no other started: %s\n%s", rep.Summary(), reportText(rep))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 	"time"
 
 	hm "github.com/beltran/gohive/hive_metastore"
@@ -63,7 +65,31 @@ func (c *Client) WriteFrom(ctx context.Context, read *Table, next *hm.Table, now
 		return "", &Error{Op: "alter_table_with_environment_context", Table: c.name(db, table),
 			Err: fmt.Errorf("%w: %s is %q under the lock, %q when read", ErrConflict, KeyDDLTime, now, expected)}
 	}
+	// The key has one-second resolution: a writer in the same second as
+	// read's leaves it as it was. What such a writer changed shows in the
+	// record itself.
+	if what := changedSince(read.Thrift, fresh.Thrift); what != "" {
+		return "", &Error{Op: "alter_table_with_environment_context", Table: c.name(db, table),
+			Err: fmt.Errorf("%w: %s changed between the read and the lock (%s unchanged: a write in the same second)", ErrConflict, what, KeyDDLTime)}
+	}
 	// The server sets the key itself on an alter that omits it.
 	delete(next.Parameters, KeyDDLTime)
 	return "", c.AlterTable(ctx, fresh, next, Guard{})
+}
+
+// changedSince names what another writer may change in a table that
+// differs between two reads of it ("" when nothing does): its parameters,
+// owner, type, storage descriptor and partition keys.
+func changedSince(read, fresh *hm.Table) string {
+	switch {
+	case !maps.Equal(read.Parameters, fresh.Parameters):
+		return "the parameters"
+	case read.Owner != fresh.Owner || read.TableType != fresh.TableType:
+		return "the owner or table type"
+	case !reflect.DeepEqual(read.Sd, fresh.Sd):
+		return "the storage descriptor"
+	case !reflect.DeepEqual(read.PartitionKeys, fresh.PartitionKeys):
+		return "the partition keys"
+	}
+	return ""
 }

@@ -86,7 +86,10 @@ func (k ucKind) write(ctx context.Context, t Target, seen *observed, a *applied)
 		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: seen.rec.ID}, catalog.AssertEtag{Etag: seen.rec.Etag}},
 		Updates:      a.updates,
 	}
-	_, err := k.r.updateTable(ctx, t.Name, req, a.changes, seen.logVersion)
+	lt, err := k.r.updateTable(ctx, t.Name, req, a.changes, seen.logVersion)
+	if err == nil && lt != nil {
+		a.wrote = lt.Metadata.Etag
+	}
 	return err
 }
 

@@ -476,6 +476,7 @@ func (k *hmsKind) write(ctx context.Context, t Target, seen *observed, a *applie
 	var answer *catalog.LoadTableResponse
 	if err == nil {
 		answer = &catalog.LoadTableResponse{Metadata: catalog.TableMetadata{Etag: ddl}}
+		a.wrote = ddl
 	}
 	k.r.auditWrite(ctx, t.Name, req, changesSent(a.changes, a.updates), seen.logVersion, answer, err)
 	return err

@@ -385,6 +385,9 @@ type applied struct {
 	refused    *catalog.Refusal
 	after      *plan.Record
 	left       *plan.Plan
+	// wrote is the etag the write left on the record ("" when the kind
+	// cannot know it: HMS 3 sets transient_lastDdlTime itself).
+	wrote string
 }
 
 // apply sends updates in one write guarded by the record as read (Unity
@@ -416,7 +419,19 @@ func (r *Reconciler) apply(ctx context.Context, t Target, seen *observed, update
 	}
 	if !left.Empty() {
 		a.left = &left
-		return a, failed(ReasonInternal, fmt.Errorf("update sent but the catalog still differs in %v", left.Kinds()))
+		if a.wrote != "" && a.after.Etag == a.wrote {
+			// The record is as the write left it, and still differs: the
+			// catalog did not store what it was sent.
+			return a, failed(ReasonInternal, fmt.Errorf("update sent but the catalog still differs in %v", left.Kinds()))
+		}
+		// Another writer changed the record after the write (its etag
+		// moved on): reload and re-plan, as after a conflict.
+		r.opts.Metrics.recordError(ReasonConflict)
+		if attempt < r.opts.MaxAttempts {
+			l.Info("the record changed again after the update; reloading", zap.Int("attempt", attempt), zap.Any("differs", left.Kinds()))
+			return a, errRetry
+		}
+		return a, failed(ReasonConflict, fmt.Errorf("update sent, but after %d attempts the catalog still differs in %v: another writer keeps changing the table", attempt, left.Kinds()))
 	}
 	return a, nil
 }

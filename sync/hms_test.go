@@ -30,6 +30,7 @@ type hmsEnv struct {
 	client *hms.Client
 	// plain is a second client: another writer.
 	plain *hms.Client
+	url   string
 	db    string
 	mu    gosync.Mutex
 	calls map[string]int
@@ -66,6 +67,7 @@ func newHMSEnv(t *testing.T, fakeVersion, env string) *hmsEnv {
 	} else {
 		url = testenv.Getenv(t, env, testenv.External, env+" is unset: no real Hive Metastore (start one with `DELTASYNC_CACHE=.cache bash .ci/setup-hms.sh start`)")
 	}
+	e.url = url
 	var err error
 	e.client, err = hms.New(url, hms.Options{Timeout: time.Minute, Observer: func(op string, _ time.Duration, _ error) {
 		e.mu.Lock()

@@ -421,3 +421,47 @@ func TestHMSOptions(t *testing.T) {
 	}
 	_ = errors.New
 }
+
+// TestHMSSameSecondEditUnderLock: on HMS 3 the write's conflict check
+// runs under the table lock. Another writer's edit between the cycle's
+// read and the lock that leaves transient_lastDdlTime as it was (a write
+// in the same second: the key has one-second resolution) is a conflict
+// too, re-planned, and the edit kept. Played on the fake HMS 3, where an
+// alter that carries the key keeps it.
+func TestHMSSameSecondEditUnderLock(t *testing.T) {
+	e := newHMSEnv(t, "3.0", "")
+	dir, loc := logTable(t, "deletion_vectors_disabled", "ev", -1)
+	e.sparkRegister("ev", loc)
+	r := e.reconciler()
+	var once gosync.Once
+	e.mu.Lock()
+	e.afterCall = func(op string) {
+		if op != "get_table_objects_by_name_req" {
+			return
+		}
+		once.Do(func() {
+			ctx := context.Background()
+			got, err := e.plain.GetTable(ctx, e.db, "ev")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			next := *got.Thrift
+			next.Parameters = maps.Clone(got.Thrift.Parameters) // transient_lastDdlTime kept
+			next.Parameters["owner_team"] = "same-second"
+			if err := e.plain.AlterTable(ctx, got, &next, hms.Guard{}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	e.mu.Unlock()
+	res := resultOf(t, r.Sync(context.Background()), "hive."+e.db+".ev")
+	if res.Outcome != sync.OutcomeSynced || res.Attempts != 2 {
+		t.Fatalf("got %s after %d attempts (%s), want synced on the second", res.Outcome, res.Attempts, res.Reason)
+	}
+	got := e.stored("ev")
+	checkTrue(t, got, dir, loc)
+	if got.Parameters["owner_team"] != "same-second" {
+		t.Errorf("the same-second edit was lost: %v", got.Parameters)
+	}
+}

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,13 +11,16 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/hms"
 	"github.com/deltasync/deltasync/sync/audit"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
-// ApplyOptions configures Apply. Catalog is required.
+// ApplyOptions configures Apply. Catalog is required for a plan made for
+// Unity Catalog, HMS for one made for a Hive Metastore.
 type ApplyOptions struct {
 	Catalog *catalog.Client
+	HMS     *HMSOptions
 	Audit   AuditOptions
 	Logger  *zap.Logger
 	// Now is the clock (default time.Now).
@@ -85,7 +89,8 @@ const whyStale = "stale: the record changed since the plan was made (its etag or
 // Apply sends exactly a saved plan's updates: one updateTable per table,
 // guarded by the uuid and etag the plan recorded (assert-table-uuid and
 // assert-etag), nothing else — no reload, no re-plan, no retry after a
-// 409. A table whose record moved since (409), that is gone (404) or
+// 409. A plan made for a Hive Metastore sends each table's saved edit
+// instead, guarded as applyHMS says. A table whose record moved since (409), that is gone (404) or
 // whose update the catalog refuses is refused and the others are still
 // applied. The plan must have been made for this catalog (CheckCatalog):
 // the caller checks that first, and nothing is sent otherwise. Every
@@ -103,22 +108,19 @@ func Apply(ctx context.Context, opts ApplyOptions, sp *SavedPlan) *ApplyReport {
 	for i := range sp.Tables {
 		t := &sp.Tables[i]
 		res := ApplyResult{Table: t.Table, Actions: plan.ActionNames(t.Updates), EtagBefore: t.Etag}
-		var resp *catalog.LoadTableResponse
-		name, err := catalog.ParseTableName(t.Table)
-		if err == nil {
-			if err = ctx.Err(); err == nil {
-				resp, err = opts.Catalog.UpdateTable(ctx, name, t.request())
-			}
-		}
+		etag, err := opts.send(ctx, t)
 		res.Outcome = writeOutcome(err)
 		var etagAfter *string
 		switch {
 		case err == nil:
-			res.EtagAfter = resp.Metadata.Etag
+			res.EtagAfter = etag // "" on HMS 3, as a sync's audit record says
 			etagAfter = &res.EtagAfter
-		case catalog.IsConflict(err):
+		case catalog.IsConflict(err), errors.Is(err, hms.ErrConflict):
 			res.Reason = whyStale
-		case catalog.IsNotFound(err):
+			if errors.Is(err, errStaleHMS) {
+				res.Reason += " (" + err.Error() + ")"
+			}
+		case catalog.IsNotFound(err), errors.Is(err, hms.ErrNotFound):
 			res.Reason = "the table no longer exists: plan again"
 		default:
 			if rf, ok := catalog.AsRefusal(err); ok {
@@ -140,4 +142,76 @@ func Apply(ctx context.Context, opts ApplyOptions, sp *SavedPlan) *ApplyReport {
 		rep.Results = append(rep.Results, res)
 	}
 	return rep
+}
+
+// send sends one table's saved write and returns the etag it left ("" on
+// HMS 3, where the server sets transient_lastDdlTime itself).
+func (opts *ApplyOptions) send(ctx context.Context, t *SavedTable) (string, error) {
+	name, err := catalog.ParseTableName(t.Table)
+	if err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if t.Metastore != nil {
+		if opts.HMS == nil || opts.HMS.Client == nil {
+			return "", fmt.Errorf("table %s: the plan's write is a Hive Metastore's; this catalog is not one", t.Table)
+		}
+		return applyHMS(ctx, opts.HMS, name, t, opts.now())
+	}
+	if opts.Catalog == nil {
+		return "", fmt.Errorf("table %s: the plan's write is Unity Catalog's; this catalog is not one", t.Table)
+	}
+	resp, err := opts.Catalog.UpdateTable(ctx, name, t.request())
+	if err != nil {
+		return "", err
+	}
+	return resp.Metadata.Etag, nil
+}
+
+func (opts *ApplyOptions) now() time.Time {
+	if opts.Now != nil {
+		return opts.Now()
+	}
+	return time.Now()
+}
+
+// errStaleHMS marks a saved HMS write whose record is no longer the one
+// the plan was made from (checked before anything is sent).
+var errStaleHMS = fmt.Errorf("%w: stale record", hms.ErrConflict)
+
+// applyHMS sends a saved HMS write: the table is read again (one
+// get_table_req) and must still be the record the plan was made from —
+// the same table (name and createTime: its table_id), the same
+// transient_lastDdlTime (the etag) and the same fingerprint of every
+// parameter, serde parameter and column (so an edit in the same second,
+// which leaves transient_lastDdlTime as it was, is seen too); then the
+// saved edit, made to that record, is written the way a sync writes
+// (hms.Client.WriteFrom: the expected-parameter guard on HMS 4, the table
+// lock and a re-read under it on HMS 3). Nothing is reloaded, re-planned
+// or retried: a record that moved is refused as stale.
+func applyHMS(ctx context.Context, o *HMSOptions, name catalog.TableName, t *SavedTable, now time.Time) (string, error) {
+	want := o.Name
+	if want == "" {
+		want = DefaultHMSName
+	}
+	if !strings.EqualFold(name.Catalog, want) {
+		return "", fmt.Errorf("table %s: not a table of this metastore (catalog.name %s): nothing sent", t.Table, want)
+	}
+	cur, err := o.Client.GetTable(ctx, name.Schema, name.Table)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case hmsTableID(name, cur.Thrift) != t.TableID:
+		return "", fmt.Errorf("%w: the table was dropped and created again (table_id %s, the plan's %s)", errStaleHMS, hmsTableID(name, cur.Thrift), t.TableID)
+	case cur.Thrift.Parameters[hms.KeyDDLTime] != t.Etag:
+		return "", fmt.Errorf("%w: %s is %q, the plan's %q", errStaleHMS, hms.KeyDDLTime, cur.Thrift.Parameters[hms.KeyDDLTime], t.Etag)
+	case recordFingerprint(cur.Thrift) != t.RecordFingerprint:
+		return "", fmt.Errorf("%w: its parameters, serde parameters or columns changed (record_fingerprint %s, the plan's %s)", errStaleHMS, recordFingerprint(cur.Thrift), t.RecordFingerprint)
+	case !hms.IsDelta(cur.Thrift):
+		return "", fmt.Errorf("%w: not a Delta table: %s", errStaleHMS, notDeltaHMS(cur.Thrift))
+	}
+	return o.Client.WriteFrom(ctx, cur, t.Metastore.ApplyTo(cur.Thrift), now, o.LockWait)
 }

@@ -296,3 +296,55 @@ func TestReadSavedPlanRefusesBadFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestReadSavedPlanHMS: a plan for a Hive Metastore carries, per table,
+// the record's fingerprint and the edit to send; one without them, or
+// whose edit writes what a sync never writes (a plan changed by hand:
+// EXTERNAL, a server-owned key, Spark's keys, another provider), is
+// refused whole, naming the table and the field; a Unity Catalog plan
+// cannot carry an edit.
+func TestReadSavedPlanHMS(t *testing.T) {
+	const url = "thrift://hms:9083"
+	good := `{"format_version":"1","kind":"deltasync-saved-plan","catalog_url":"` + url + `","catalog_kind":"hive-metastore",` +
+		`"catalog_id":"` + sync.CatalogID(url) + `","created_at":"2026-12-02T03:00:00Z",` +
+		`"deltasync_version":"t","tables":[{"table":"hive.s.t","table_id":"hive.s.t@1","etag":"100","log_version":3,"changes":[],` +
+		`"updates":[{"action":"update-metadata-snapshot-version","last-commit-version":3,"last-commit-timestamp-ms":1}],` +
+		`"record_fingerprint":"7f","metastore":{"set":{"delta.lastUpdateVersion":"3"},"remove":["trino_last_transaction_version"]}}]}`
+	sp, err := sync.ReadSavedPlan(strings.NewReader(good), "plan.json")
+	if err != nil {
+		t.Fatalf("good plan: %v", err)
+	}
+	if sp.CatalogKind != sync.CatalogKindHMS || sp.Tables[0].Metastore.Set["delta.lastUpdateVersion"] != "3" || sp.Tables[0].RecordFingerprint != "7f" {
+		t.Fatalf("good plan read as %+v", sp.Tables[0])
+	}
+	if err := sp.CheckCatalog("thrift://HMS:9083"); err != nil {
+		t.Errorf("same metastore spelled otherwise: %v", err)
+	}
+	if err := sp.CheckCatalog("http://hms:9083"); err == nil {
+		t.Errorf("a Unity Catalog accepted a metastore's plan")
+	}
+	set := func(kv string) string {
+		return strings.Replace(good, `"set":{"delta.lastUpdateVersion":"3"}`, `"set":{"delta.lastUpdateVersion":"3",`+kv+`}`, 1)
+	}
+	for name, tc := range map[string]struct{ doc, want string }{
+		"no fingerprint":  {strings.Replace(good, `"record_fingerprint":"7f",`, ``, 1), "tables[0] (hive.s.t): record_fingerprint: missing"},
+		"no edit":         {strings.Replace(good, `,"metastore":{"set":{"delta.lastUpdateVersion":"3"},"remove":["trino_last_transaction_version"]}`, ``, 1), "tables[0] (hive.s.t): metastore: missing"},
+		"empty edit":      {strings.Replace(good, `{"set":{"delta.lastUpdateVersion":"3"},"remove":["trino_last_transaction_version"]}`, `{}`, 1), "metastore: missing"},
+		"EXTERNAL":        {set(`"EXTERNAL":"FALSE"`), "metastore: set: parameter EXTERNAL"},
+		"ddl time":        {set(`"transient_lastDdlTime":"1"`), "metastore: set: parameter transient_lastDdlTime is the metastore's own"},
+		"spark key":       {set(`"spark.sql.partitionProvider":"x"`), "parameter spark.sql.partitionProvider is Spark's"},
+		"provider":        {set(`"spark.sql.sources.provider":"parquet"`), `deltasync writes only "delta"`},
+		"remove provider": {strings.Replace(good, `"remove":["trino_last_transaction_version"]`, `"remove":["spark.sql.sources.provider"]`, 1), "keeps its provider"},
+		"set and removed": {strings.Replace(good, `"remove":["trino_last_transaction_version"]`, `"remove":["delta.lastUpdateVersion"]`, 1), "is set too"},
+		"unknown kind":    {strings.Replace(good, `"hive-metastore"`, `"glue"`, 1), `catalog_kind "glue"`},
+		"edit in a UC plan": {strings.Replace(good, `"catalog_kind":"hive-metastore",`, `"catalog_kind":"unity-catalog",`, 1),
+			"metastore, record_fingerprint: only in a plan for a Hive Metastore"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			sp, err := sync.ReadSavedPlan(strings.NewReader(tc.doc), "plan.json")
+			if err == nil || sp != nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "plan.json") {
+				t.Errorf("ReadSavedPlan = %v, %v; want an error naming plan.json and saying %q", sp, err, tc.want)
+			}
+		})
+	}
+}

@@ -39,6 +39,10 @@ type catalogKind interface {
 	// preflight is the kind's check of updates before they are sent,
 	// for a dry run (nil, nil: nothing to say).
 	preflight(updates []catalog.Update) (*catalog.Refusal, error)
+	// saved is what a saved plan keeps of the write the kind would make
+	// from seen besides its Delta API updates (nil, nil: nothing, the
+	// updates are the write), or why the write cannot be made.
+	saved(seen *observed) (*SavedWrite, error)
 
 	// What adoption (adopt.go) asks of the catalog.
 	//
@@ -102,6 +106,8 @@ func (k ucKind) writeFailed(ctx context.Context, t Target, seen *observed, a *ap
 func (k ucKind) preflight(updates []catalog.Update) (*catalog.Refusal, error) {
 	return k.r.preflight(updates)
 }
+
+func (ucKind) saved(*observed) (*SavedWrite, error) { return nil, nil }
 
 func (k ucKind) schemasOf(ctx context.Context, cat string) (map[string]bool, error) {
 	ss, err := k.r.opts.Catalog.ListSchemas(ctx, cat)

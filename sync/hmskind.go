@@ -10,6 +10,7 @@ import (
 	"path"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -510,6 +511,24 @@ func (k *hmsKind) writeFailed(_ context.Context, t Target, _ *observed, a *appli
 }
 
 func (*hmsKind) preflight([]catalog.Update) (*catalog.Refusal, error) { return nil, nil }
+
+// saved is the write a sync would make from seen, as an edit of the
+// record read (what apply sends), and that record's fingerprint (what
+// apply checks the record against before sending it).
+func (k *hmsKind) saved(seen *observed) (*SavedWrite, error) {
+	stored, _ := seen.native.(*hms.Table)
+	if stored == nil {
+		return nil, failed(ReasonInternal, fmt.Errorf("table %s: no metastore record to plan from", seen.rec.Name))
+	}
+	next, err := k.next(stored.Thrift, k.desired(seen.log, &seen.rec))
+	if err != nil {
+		return nil, flagged(ReasonUnsupported, fmt.Errorf("%w: %w", errApply, err))
+	}
+	return &SavedWrite{RecordFingerprint: recordFingerprint(stored.Thrift), Edit: hms.EditOf(stored.Thrift, next)}, nil
+}
+
+// recordFingerprint is fingerprint as a saved plan writes it (hex).
+func recordFingerprint(t *hm.Table) string { return strconv.FormatInt(fingerprint(t), 16) }
 
 // ObserveMetastore is an hms.Options.Observer: it counts one metastore
 // call as a catalog request (operation = the Thrift call), with the

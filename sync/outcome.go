@@ -146,6 +146,9 @@ type decision struct {
 	updates []catalog.Update
 	refused *catalog.Refusal
 	err     error
+	// saved is, in a dry run, what a saved plan keeps of the kind's own
+	// write (catalogKind.saved; nil for Unity Catalog).
+	saved *SavedWrite
 	// held is HeldDestructive for an update held for its destructive
 	// changes (verdictFlag, updates set: what was held).
 	held string

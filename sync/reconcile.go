@@ -58,6 +58,10 @@ type Result struct {
 	// Registration is what a register rule creates (or would) for a
 	// table found in storage (adopt.go).
 	Registration *Registration `json:"register,omitempty"`
+	// SavedWrite is, in a dry run of a catalog kind whose write is not the
+	// Delta API updates (a Hive Metastore), what a saved plan keeps of the
+	// write (NewSavedPlan); nil otherwise.
+	SavedWrite *SavedWrite `json:"-"`
 	// Held is HeldDestructive when the update carries destructive changes
 	// and the table's rule holds them (OnDestructiveHold): nothing of it
 	// was sent. Updates and Actions are then what was held.
@@ -189,7 +193,7 @@ func result(t Target, attempt int, seen *observed, d *decision, a *applied, err 
 	res := Result{Table: t.Name.String(), Mode: t.Mode, Attempts: attempt,
 		Type: seen.rec.Type, TableID: seen.rec.ID, Etag: seen.rec.Etag, CatalogVersion: seen.catalogVersion(), LogVersion: seen.logVersion}
 	if d != nil {
-		res.Plan, res.Updates, res.Refused, res.Held = d.plan, d.updates, d.refused, d.held
+		res.Plan, res.Updates, res.Refused, res.Held, res.SavedWrite = d.plan, d.updates, d.refused, d.held, d.saved
 		switch d.verdict {
 		case verdictInSync:
 			res.Outcome, res.Status = OutcomeUnchanged, StatusSynced
@@ -336,13 +340,21 @@ func (r *Reconciler) decide(t Target, seen *observed) decision {
 		return d
 	}
 	d.updates = pl.Updates(seen.log)
+	if r.opts.DryRun {
+		// What a saved plan keeps of the write (held or not): the kind's
+		// own form of it; a record the kind cannot build is flagged as
+		// the write would be.
+		d.saved, d.err = r.kind.saved(seen)
+	}
 	if held := pl.Destructive(); len(held) > 0 && r.opts.Selector.OnDestructive(t.Name.Catalog, t.Name.Schema, t.Name.Table) == OnDestructiveHold {
 		d.ruling, d.held = flagDrift(StatusOutOfSync, "", "%s", whyHeld(held)), HeldDestructive
 		return d
 	}
 	if r.opts.DryRun {
 		d.verdict = verdictDryRun
-		d.refused, d.err = r.kind.preflight(d.updates)
+		if d.err == nil {
+			d.refused, d.err = r.kind.preflight(d.updates)
+		}
 	}
 	return d
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/hms"
 	"github.com/deltasync/deltasync/internal/redact"
 	"github.com/deltasync/deltasync/sync/plan"
 )
@@ -36,11 +37,29 @@ type SavedPlan struct {
 	// CatalogURL is the catalog the plan was made for, as printed
 	// (redact.Endpoint); CatalogID is the SHA-256 of its canonical form
 	// (CatalogID), which Apply compares with the catalog it is given.
-	CatalogURL       string       `json:"catalog_url"`
+	CatalogURL string `json:"catalog_url"`
+	// CatalogKind is the kind of catalog the plan was made for:
+	// CatalogKindHMS, or absent (or CatalogKindUC) for Unity Catalog.
+	CatalogKind      string       `json:"catalog_kind,omitempty"`
 	CatalogID        string       `json:"catalog_id"`
 	CreatedAt        time.Time    `json:"created_at"`
 	DeltasyncVersion string       `json:"deltasync_version"`
 	Tables           []SavedTable `json:"tables"`
+}
+
+// The kinds of catalog a saved plan is made for (SavedPlan.CatalogKind).
+const (
+	CatalogKindUC  = "unity-catalog"
+	CatalogKindHMS = "hive-metastore"
+)
+
+// catalogKindOf is the kind a catalog URL selects: thrift:// is a Hive
+// Metastore, anything else Unity Catalog (as the configuration decides).
+func catalogKindOf(url string) string {
+	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(url)), "thrift://") {
+		return CatalogKindHMS
+	}
+	return CatalogKindUC
 }
 
 // SavedTable is one table's guarded update in a SavedPlan.
@@ -56,6 +75,22 @@ type SavedTable struct {
 	Held    string           `json:"held,omitempty"`
 	Changes []plan.Change    `json:"changes"`
 	Updates []catalog.Update `json:"-"`
+	// RecordFingerprint and Metastore are a Hive Metastore table's (kind
+	// CatalogKindHMS): the fingerprint of the record the plan was made
+	// from (every parameter, serde parameter and column) and the write,
+	// as the parameters set and removed (and the columns, with columns:
+	// real). Updates are then the same change in the Delta API's terms,
+	// for the report and the audit trail; Metastore is what is sent.
+	RecordFingerprint string    `json:"record_fingerprint,omitempty"`
+	Metastore         *hms.Edit `json:"metastore,omitempty"`
+}
+
+// SavedWrite is what a saved plan keeps of a write besides its Delta API
+// updates, for a catalog kind whose write is not those updates: a Hive
+// Metastore's record fingerprint and edit (SavedTable).
+type SavedWrite struct {
+	RecordFingerprint string
+	Edit              hms.Edit
 }
 
 // MarshalJSON writes the table with its updates in the Delta API's wire
@@ -130,6 +165,11 @@ func CatalogID(baseURL string) string {
 func NewSavedPlan(rep *Report, catalogURL, version string, now time.Time) *SavedPlan {
 	sp := &SavedPlan{FormatVersion: SavedPlanFormatVersion, Kind: SavedPlanKind, CatalogURL: redact.Endpoint(catalogURL),
 		CatalogID: CatalogID(catalogURL), CreatedAt: now.UTC(), DeltasyncVersion: version, Tables: []SavedTable{}}
+	if catalogKindOf(catalogURL) == CatalogKindHMS {
+		// Unity Catalog's plans leave the key out, as they did before
+		// there were two kinds: an older deltasync applies them still.
+		sp.CatalogKind = CatalogKindHMS
+	}
 	for _, res := range rep.Results {
 		if (!res.WouldUpdate && res.Held == "") || len(res.Updates) == 0 || res.TableID == "" {
 			continue
@@ -140,6 +180,11 @@ func NewSavedPlan(rep *Report, catalogURL, version string, now time.Time) *Saved
 		}
 		if res.Plan != nil {
 			t.Changes = res.Plan.Changes()
+		}
+		if w := res.SavedWrite; w != nil {
+			t.RecordFingerprint = w.RecordFingerprint
+			e := w.Edit
+			t.Metastore = &e
 		}
 		sp.Tables = append(sp.Tables, t)
 	}
@@ -213,6 +258,14 @@ func (p *SavedPlan) check() error {
 	if p.CatalogID == "" {
 		return errors.New("catalog_id: missing")
 	}
+	hmsPlan := false
+	switch p.CatalogKind {
+	case "", CatalogKindUC:
+	case CatalogKindHMS:
+		hmsPlan = true
+	default:
+		return fmt.Errorf("catalog_kind %q: want %q or %q", p.CatalogKind, CatalogKindUC, CatalogKindHMS)
+	}
 	if p.Tables == nil {
 		return errors.New("tables: missing")
 	}
@@ -246,6 +299,19 @@ func (p *SavedPlan) check() error {
 		if err := t.request().Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: updates: %w", at, err))
 		}
+		switch {
+		case !hmsPlan && (t.Metastore != nil || t.RecordFingerprint != ""):
+			errs = append(errs, fmt.Errorf("%s: metastore, record_fingerprint: only in a plan for a Hive Metastore (catalog_kind %q)", at, CatalogKindHMS))
+		case !hmsPlan:
+		case t.RecordFingerprint == "":
+			errs = append(errs, fmt.Errorf("%s: record_fingerprint: missing", at))
+		case t.Metastore == nil || t.Metastore.Empty():
+			errs = append(errs, fmt.Errorf("%s: metastore: missing (the write a Hive Metastore is sent)", at))
+		default:
+			if err := t.Metastore.Check(); err != nil {
+				errs = append(errs, fmt.Errorf("%s: metastore: %w", at, err))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -260,9 +326,24 @@ func (t *SavedTable) request() catalog.UpdateTableRequest {
 
 // CheckCatalog refuses a plan made for another catalog than baseURL.
 func (p *SavedPlan) CheckCatalog(baseURL string) error {
+	kind := p.CatalogKind
+	if kind == "" {
+		kind = CatalogKindUC
+	}
+	if kind != catalogKindOf(baseURL) {
+		return fmt.Errorf("the plan was made for a %s (%s), and catalog.url %s is a %s: nothing applied",
+			kindName(kind), p.CatalogURL, redact.Endpoint(baseURL), kindName(catalogKindOf(baseURL)))
+	}
 	if p.CatalogID != CatalogID(baseURL) {
 		return fmt.Errorf("the plan was made for catalog %s, not %s: nothing applied; plan again against this catalog",
 			p.CatalogURL, redact.Endpoint(baseURL))
 	}
 	return nil
+}
+
+func kindName(kind string) string {
+	if kind == CatalogKindHMS {
+		return "Hive Metastore"
+	}
+	return "Unity Catalog"
 }

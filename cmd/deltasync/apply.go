@@ -42,18 +42,20 @@ func newApplyCommand(c *cli) *cobra.Command {
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
+			defer a.closeCatalog()
 			if a.audit, err = s.audit.open(c.stderr); err != nil {
 				return &exitError{code: 1, err: err}
 			}
 			defer a.audit.Close()
-			if a.client == nil {
-				return &exitError{code: 1, err: fmt.Errorf("apply: saved plans are guarded by Unity Catalog's etags; a Hive Metastore (catalog.url thrift://) is synced by once and run; nothing applied")}
-			}
-			if err := sp.CheckCatalog(a.client.BaseURL()); err != nil {
+			if err := sp.CheckCatalog(a.catalogURL()); err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			rep := sync.Apply(cmd.Context(), sync.ApplyOptions{Catalog: a.client, Logger: a.log,
-				Audit: sync.AuditOptions{Writer: a.audit, Command: "apply", Version: version}}, sp)
+			opts := sync.ApplyOptions{Catalog: a.client, Logger: a.log,
+				Audit: sync.AuditOptions{Writer: a.audit, Command: "apply", Version: version}}
+			if a.metastore != nil {
+				opts.HMS = s.hms.options(a.metastore)
+			}
+			rep := sync.Apply(cmd.Context(), opts, sp)
 			if err := rep.WriteText(c.stdout); err != nil {
 				return err
 			}

@@ -38,6 +38,7 @@ func (c *cli) cycleCommand(cmd *cobra.Command, w writes) *cobra.Command {
 		if err != nil {
 			return &exitError{code: 1, err: err}
 		}
+		defer a.closeCatalog()
 		defer a.rec.Close()
 		defer a.audit.Close()
 		applyMemoryLimit(a.log, cgroupRoot)
@@ -51,11 +52,8 @@ func (c *cli) cycleCommand(cmd *cobra.Command, w writes) *cobra.Command {
 		if err := writeReport(c.stdout, rep, f.output); err != nil {
 			return err
 		}
-		if f.out != "" && a.client == nil {
-			return &exitError{code: 1, err: fmt.Errorf("--out: saved plans are guarded by Unity Catalog's etags; not written for a Hive Metastore (catalog.url thrift://)")}
-		}
 		if f.out != "" {
-			if err := writeSavedPlan(f.out, sync.NewSavedPlan(rep, a.client.BaseURL(), version, time.Now())); err != nil {
+			if err := writeSavedPlan(f.out, sync.NewSavedPlan(rep, a.catalogURL(), version, time.Now())); err != nil {
 				return &exitError{code: 1, err: err}
 			}
 		}

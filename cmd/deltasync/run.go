@@ -33,6 +33,7 @@ func newRunCommand(c *cli) *cobra.Command {
 			if err != nil {
 				return &exitError{code: 1, err: err}
 			}
+			defer a.closeCatalog()
 			defer a.rec.Close()
 			defer a.audit.Close()
 			applyMemoryLimit(a.log, cgroupRoot)

@@ -264,6 +264,24 @@ type app struct {
 	audit     *audit.Writer  // nil without an audit trail, and for plan
 }
 
+// closeCatalog closes the metastore client's pooled connections (a Unity
+// Catalog client holds none of its own to close): a command that ends
+// leaves no connection for the metastore to wait on.
+func (a *app) closeCatalog() {
+	if a.metastore != nil {
+		_ = a.metastore.Close()
+	}
+}
+
+// catalogURL is the catalog's URL as configured: the Unity Catalog
+// client's base URL, or the metastore's thrift:// URL.
+func (a *app) catalogURL() string {
+	if a.metastore != nil {
+		return a.s.hms.url
+	}
+	return a.client.BaseURL()
+}
+
 // writes says whether a command's cycles may write to the catalog.
 type writes bool
 

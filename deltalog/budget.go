@@ -51,7 +51,7 @@ func (b *budget) take(n int64, what string) error {
 	if err := b.takeOwn(n, 0, what); err != nil {
 		return err
 	}
-	if err := b.pool.take(nil, n); err != nil {
+	if err := b.pool.wait(n); err != nil {
 		b.used.Add(-n)
 		return fmt.Errorf("%s: waiting for %d bytes of the process's log-read memory (MemoryPool): %w", what, n, err)
 	}

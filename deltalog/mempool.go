@@ -162,14 +162,19 @@ func (c *poolClaim) tryTake(n int64) bool {
 	return true
 }
 
-// take reserves n bytes, waiting until the pool grants them or ctx (nil:
-// the claim's) is done, whose error it then returns.
+// wait is take until the Load's context is done.
+func (c *poolClaim) wait(n int64) error {
+	if c == nil {
+		return nil
+	}
+	return c.take(c.ctx, n)
+}
+
+// take reserves n bytes, waiting until the pool grants them or ctx is
+// done, whose error it then returns.
 func (c *poolClaim) take(ctx context.Context, n int64) error {
 	if c == nil || n <= 0 {
 		return nil
-	}
-	if ctx == nil {
-		ctx = c.ctx
 	}
 	p := c.pool
 	p.mu.Lock()

@@ -38,7 +38,7 @@ func memCorpusTable(t *testing.T, name string, edit func(files map[string][]byte
 func holdPool(t *testing.T, p *MemoryPool, n int64) (release func()) {
 	t.Helper()
 	c := p.claim(context.Background())
-	if err := c.take(nil, n); err != nil {
+	if err := c.wait(n); err != nil {
 		t.Fatal(err)
 	}
 	return c.close

@@ -25,46 +25,80 @@ const streamBufBytes = 64 << 10
 // buf when it is at most streamCommitBytes, else streaming (parseStream).
 // data is the buffer read into, for reuse (nil when streamed); nothing
 // parsed refers to it.
+//
+// With a MemoryPool the GET charges a lease of b (see lease): what the
+// listing says it will hold is reserved before the request is sent, and a
+// read that needs more than the pool grants at once is sent again once
+// the shortfall is reserved, so no request slot is held while waiting.
 func (t *Table) readCommit(ctx context.Context, p *logPath, buf []byte, wantCommitInfo bool, b *budget) (fa *fileActions, data []byte, lerr *LogError) {
 	if err := t.confine(p.Key); err != nil {
 		return nil, nil, fileErr(p.Version, p.Key, 0, err)
 	}
-	start := time.Now()
-	var perr error
+	ls := b.lease()
+	defer ls.end()
+	hint := int64(streamBufBytes)
+	if p.Size >= 0 && p.Size <= streamCommitBytes {
+		hint = p.Size
+	}
+	if err := ls.reserve(ctx, hint, "the commit", true); err != nil {
+		return nil, nil, fileErr(p.Version, p.Key, 0, err)
+	}
+	var err, perr error
+	var start time.Time
 	opened := false
-	// One GET under the bucket's gate (in-flight limit, throttling backoff).
-	err := t.gate.do(ctx, func() error {
-		fa, data, perr, opened = nil, nil, nil, false
-		rd, err := t.bucket.NewReader(ctx, t.prefix+p.Key, nil)
-		if err != nil {
+	for {
+		start = time.Now()
+		perr, opened = nil, false
+		retry := false
+		// One GET under the bucket's gate (in-flight limit, throttling backoff).
+		err = t.gate.do(ctx, func() error {
+			fa, data, perr, opened, retry = nil, nil, nil, false, false
+			rd, err := t.bucket.NewReader(ctx, t.prefix+p.Key, nil)
+			if err != nil {
+				return err
+			}
+			opened = true
+			size := rd.Size()
+			if size >= 0 && size <= streamCommitBytes {
+				if err = ls.take(size, "the commit"); err == nil {
+					data, err = readSized(io.LimitReader(rd, streamCommitBytes+1), size, buf)
+					if err == nil && int64(len(data)) > streamCommitBytes {
+						err = reason(ErrCorrupt, "the object grew past %d bytes while read (%d when opened)", streamCommitBytes, size)
+					}
+					if err == nil {
+						fa, perr = parseLines(data, wantCommitInfo)
+					}
+					ls.give(size)
+				}
+			} else {
+				fa, err = parseStream(rd, wantCommitInfo, ls)
+				var le *lineError
+				if errors.As(err, &le) || errors.Is(err, ErrBudgetExceeded) {
+					perr, err = err, nil
+				}
+			}
+			if errors.Is(err, errPoolShort) {
+				fa, perr, err, retry = nil, nil, nil, true
+			}
+			cerr := rd.Close()
+			if err == nil && !retry {
+				err = cerr
+			}
 			return err
+		})
+		if !retry || err != nil {
+			break
 		}
-		opened = true
-		size := rd.Size()
-		if size >= 0 && size <= streamCommitBytes {
-			if err = b.take(size, "the commit"); err == nil {
-				data, err = readSized(io.LimitReader(rd, streamCommitBytes+1), size, buf)
-				if err == nil && int64(len(data)) > streamCommitBytes {
-					err = reason(ErrCorrupt, "the object grew past %d bytes while read (%d when opened)", streamCommitBytes, size)
-				}
-				if err == nil {
-					fa, perr = parseLines(data, wantCommitInfo)
-				}
-				b.give(size)
-			}
-		} else {
-			fa, err = parseStream(rd, wantCommitInfo, b)
-			var le *lineError
-			if errors.As(err, &le) || errors.Is(err, ErrBudgetExceeded) {
-				perr, err = err, nil
-			}
+		// The pool could not grant the read at once: the request is
+		// counted, its slot is free, and the read is sent again once
+		// what it lacked is reserved.
+		t.opts.observe("get", start, nil)
+		short := ls.short
+		ls.short = 0
+		if rerr := ls.reserve(ctx, short, "the commit", false); rerr != nil {
+			return nil, nil, fileErr(p.Version, p.Key, 0, rerr)
 		}
-		cerr := rd.Close()
-		if err == nil {
-			err = cerr
-		}
-		return err
-	})
+	}
 	if !opened {
 		t.opts.observe("get", start, err)
 		return nil, nil, fileErr(p.Version, p.Key, 0, classifyStoreError(err))
@@ -93,7 +127,7 @@ func (t *Table) readCommit(ctx context.Context, p *logPath, buf []byte, wantComm
 // skipped lines are checked for balanced brackets as they pass, as
 // parseLines checks them. Memory is bounded by the largest kept action,
 // not by the file.
-func parseStream(r io.Reader, wantCommitInfo bool, b *budget) (*fileActions, error) {
+func parseStream(r io.Reader, wantCommitInfo bool, b meter) (*fileActions, error) {
 	if err := b.take(streamBufBytes, "the commit read buffer"); err != nil {
 		return nil, err
 	}
@@ -138,7 +172,7 @@ func parseStream(r io.Reader, wantCommitInfo bool, b *budget) (*fileActions, err
 // streamBufBytes are first. A kept action is gathered into *long and
 // returned; a skipped one is checked as it streams and nil is returned.
 // atEOF: the line ended the file.
-func longLine(br *bufio.Reader, first []byte, long *[]byte, wantCommitInfo bool, b *budget) (text []byte, atEOF bool, err error) {
+func longLine(br *bufio.Reader, first []byte, long *[]byte, wantCommitInfo bool, b meter) (text []byte, atEOF bool, err error) {
 	head := bytes.TrimLeft(first, " \t\r")
 	if len(head) == 0 || head[0] != '{' {
 		return nil, false, reason(ErrCorrupt, "not a JSON object")

@@ -16,14 +16,17 @@
 // (LoadOptions) in place of published ones. Refresh advances a previous
 // snapshot with one LIST and reads only the new commits.
 //
-// Hostile input (checkpoint_check.go, utf8.go, commitstream.go, budget.go):
+// Hostile input (checkpoint_check.go, utf8.go, commitstream.go, budget.go,
+// mempool.go):
 // a checkpoint's footer, indexes and pages are checked before parquet-go
 // reads them, so a structure that does not add up is ErrCorrupt, never an
 // absent action, and nothing is allocated from a size a file claims or
 // inflated past what a page claims (at most 64 MiB); strings kept from
 // the log must be UTF-8; commits over 1 MiB are parsed as they stream and
 // a _last_checkpoint over 1 MiB is ignored; LoadOptions.MaxLoadBytes
-// bounds what one Load holds at once (ErrBudgetExceeded).
+// bounds what one Load holds at once (ErrBudgetExceeded), and a
+// MemoryPool (WithMemoryPool) what all the Loads of a process hold
+// together: a Load that does not fit waits, the oldest always goes on.
 //
 // Invariants: storage is only ever read; a Snapshot is never mutated after
 // it is returned; every refused log yields a *LogError naming the table, the

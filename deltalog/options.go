@@ -1,6 +1,9 @@
 package deltalog
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Credentials are storage credentials vended by the catalog (temporary
 // table credentials). Only the fields for the table's cloud are used.
@@ -36,6 +39,9 @@ type options struct {
 	// gates are the storage limits the Table shares (WithStorageGates);
 	// nil means defaultGates.
 	gates *StorageGates
+	// pool bounds the bytes all the Loads of the Tables given it hold at
+	// once (WithMemoryPool); nil: none.
+	pool *MemoryPool
 	// listBounds are ListDirs' bounds; zero fields mean the defaults
 	// (listDirsBounds). Tests set them smaller.
 	listBounds listDirsBounds
@@ -85,13 +91,27 @@ func WithStorageGates(g *StorageGates) Option {
 	return func(o *options) { o.gates = g }
 }
 
+// WithMemoryPool makes every Load and Refresh of the Table reserve the
+// bytes it charges to its budget from p too: p bounds what all the log
+// reads given it hold at once (see MemoryPool). Every Table of a process
+// should get the same pool; without the option a Table's reads are
+// bounded by their own budgets only.
+func WithMemoryPool(p *MemoryPool) Option {
+	return func(o *options) { o.pool = p }
+}
+
 // loadBudget is the budget of a Load or Refresh given opts: its own
-// MaxLoadBytes, else the Table's, else the default.
-func (o *options) loadBudget(opts LoadOptions) *budget {
+// MaxLoadBytes, else the Table's, else the default; with the Table's
+// pool, as a share of it that waits on ctx. The caller closes it when the
+// Load ends.
+func (o *options) loadBudget(ctx context.Context, opts LoadOptions) *budget {
+	n := o.maxLoadBytes
 	if opts.MaxLoadBytes != 0 {
-		return newBudget(opts.MaxLoadBytes)
+		n = opts.MaxLoadBytes
 	}
-	return newBudget(o.maxLoadBytes)
+	b := newBudget(n)
+	b.pool = o.pool.claim(ctx)
+	return b
 }
 
 // observe reports one storage request to the observer, if any.

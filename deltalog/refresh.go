@@ -80,7 +80,13 @@ func (t *Table) Refresh(ctx context.Context, prev *Snapshot, opts LoadOptions) (
 			return rebuild() // a gap: let a full load decide
 		}
 	}
-	snap, lerr := t.advance(ctx, prev, newer, t.opts.loadBudget(opts))
+	// The replay's share of the pool ends before a rebuild's Load starts
+	// one of its own.
+	snap, lerr := func() (*Snapshot, *LogError) {
+		b := t.opts.loadBudget(ctx, opts)
+		defer b.close()
+		return t.advance(ctx, prev, newer, b)
+	}()
 	if lerr != nil {
 		return nil, Advanced, t.fail("refresh", lerr)
 	}

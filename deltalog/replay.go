@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
+	"fmt"
 	stdsync "sync"
 	"sync/atomic"
 )
@@ -280,6 +282,12 @@ func (t *Table) readParquet(ctx context.Context, r *replay, p *logPath, wantDoma
 	fa, err := readCheckpoint(br, size, wantDomains, r.budget)
 	br.release() // what readParquetActions returns holds copies
 	if err != nil {
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+			// The Load was cancelled under parquet-go (a block's GET, a
+			// wait for the memory pool), which may have worded the
+			// context's error into one of its own: not a corrupt file.
+			err = fmt.Errorf("%w (%v)", cerr, err)
+		}
 		return nil, fileErr(p.Version, p.Key, 0, err)
 	}
 	return fa, nil

@@ -137,7 +137,9 @@ func (t *Table) Load(ctx context.Context, opts LoadOptions) (*Snapshot, error) {
 	if lerr != nil {
 		return nil, t.fail("load", lerr)
 	}
-	snap, lerr := t.loadSegment(ctx, seg, t.opts.loadBudget(opts))
+	b := t.opts.loadBudget(ctx, opts)
+	defer b.close() // whatever is still held, on every way out
+	snap, lerr := t.loadSegment(ctx, seg, b)
 	if lerr != nil {
 		return nil, t.fail("load", lerr)
 	}

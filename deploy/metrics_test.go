@@ -56,6 +56,10 @@ func contractMetrics() map[string]metricSpec {
 		"deltasync_cycle_tables_listed":             {gauge, nil},
 		"deltasync_cycle_tables_done":               {gauge, nil},
 		"deltasync_catalog_requests_waiting":        {gauge, nil},
+		// The log reads' shared memory pool (storage.max_read_mib).
+		"deltasync_log_read_memory_bytes":              {gauge, nil},
+		"deltasync_log_read_memory_limit_bytes":        {gauge, nil},
+		"deltasync_log_read_memory_wait_seconds_total": {counter, nil},
 		// Event-driven sync (registered only when events are configured).
 		"deltasync_events_received_total":             {counter, []string{"subscription"}},
 		"deltasync_events_matched_total":              {counter, nil},

@@ -4,11 +4,13 @@ import (
 	"context"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/deltalog"
 )
 
 // Metrics holds deltasync's Prometheus collectors. Create it once per
@@ -35,6 +37,8 @@ type Metrics struct {
 	// Adoption (adopt.go).
 	discovered    prometheus.Gauge
 	registrations *prometheus.CounterVec
+	// readPool is the process's log-read memory pool (ObserveReadPool).
+	readPool *readPoolCollector
 }
 
 // NewMetrics creates the collectors and registers them on reg. version is
@@ -86,8 +90,9 @@ func newMetrics(reg prometheus.Registerer, version, goversion string) *Metrics {
 		registrations: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "registrations_total",
 			Help: "Tables found in storage by what the register phase did (registered, would_register, already_registered, flagged, failed)."},
 			[]string{"outcome"}),
+		readPool: newReadPoolCollector(ns),
 	}
-	reg.MustRegister(m.tables, m.discovered, m.registrations,
+	reg.MustRegister(m.tables, m.discovered, m.registrations, m.readPool,
 		m.syncs, m.errors, m.cycleDuration, m.cycles, m.lastSuccessfulCyle, m.storageRequests, m.storageDuration,
 		m.catalogRequests, m.catalogDuration, m.buildInfo,
 		m.cycleInProgress, m.cycleStartedTs, m.cycleListed, m.cycleDone, m.catalogRetryWaiting)
@@ -115,6 +120,50 @@ func (m *Metrics) setDiscovered(n int) {
 		return
 	}
 	m.discovered.Set(float64(n))
+}
+
+// ObserveReadPool exports p, the memory pool every log read of the process
+// shares (deltalog.WithMemoryPool): deltasync_log_read_memory_bytes,
+// _limit_bytes and _wait_seconds_total. Before it is called they have no
+// series.
+func (m *Metrics) ObserveReadPool(p *deltalog.MemoryPool) {
+	if m == nil {
+		return
+	}
+	m.readPool.pool.Store(p)
+}
+
+// readPoolCollector reads a deltalog.MemoryPool at scrape time.
+type readPoolCollector struct {
+	pool                atomic.Pointer[deltalog.MemoryPool]
+	inUse, limit, waits *prometheus.Desc
+}
+
+func newReadPoolCollector(ns string) *readPoolCollector {
+	return &readPoolCollector{
+		inUse: prometheus.NewDesc(ns+"_log_read_memory_bytes",
+			"Bytes of log files the process's Delta log reads hold now in their shared memory pool (storage.max_read_mib; each read also within storage.max_load_mib).", nil, nil),
+		limit: prometheus.NewDesc(ns+"_log_read_memory_limit_bytes",
+			"The shared memory pool's limit (storage.max_read_mib, in bytes); the oldest read is granted beyond it, by at most one storage.max_load_mib.", nil, nil),
+		waits: prometheus.NewDesc(ns+"_log_read_memory_wait_seconds_total",
+			"Seconds log reads have waited for the shared memory pool (counted as each wait ends); rising fast: many large logs read at once.", nil, nil),
+	}
+}
+
+func (c *readPoolCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.inUse
+	ch <- c.limit
+	ch <- c.waits
+}
+
+func (c *readPoolCollector) Collect(ch chan<- prometheus.Metric) {
+	p := c.pool.Load()
+	if p == nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.inUse, prometheus.GaugeValue, float64(p.InUse()))
+	ch <- prometheus.MustNewConstMetric(c.limit, prometheus.GaugeValue, float64(p.Limit()))
+	ch <- prometheus.MustNewConstMetric(c.waits, prometheus.CounterValue, p.WaitTime().Seconds())
 }
 
 // ObserveStorage is a deltalog.Observer: it counts one storage request.

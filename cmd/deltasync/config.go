@@ -169,6 +169,11 @@ type storageConfig struct {
 	// MaxLoadMiB is the memory budget of one table's log read (MiB): a
 	// table whose Load would hold more at once is flagged, not read.
 	MaxLoadMiB int64 `json:"max_load_mib"`
+	// MaxReadMiB bounds the bytes all log reads of the process hold at
+	// once (MiB; the oldest read may go one MaxLoadMiB over it). 0: the
+	// default, min(defaultMaxReadMiB, half the container's memory limit)
+	// and never below MaxLoadMiB (maxReadBytes).
+	MaxReadMiB int64 `json:"max_read_mib"`
 	// MaxInFlight and MaxInFlightPerBucket bound the object-store requests
 	// in flight: in the process, and to one bucket (S3 or GCS bucket,
 	// Azure account and container). Apart from concurrency, which bounds

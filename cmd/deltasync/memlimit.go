@@ -74,3 +74,25 @@ func applyMemoryLimit(log *zap.Logger, root string) int64 {
 // shrinks it. A process-wide side effect, so it is the daemon's to call,
 // not the library's.
 func releaseMemory() { debug.FreeOSMemory() }
+
+// defaultMaxReadMiB is storage.max_read_mib's default where the container's
+// memory limit does not call for less: 4 full reads at the default
+// storage.max_load_mib.
+const defaultMaxReadMiB = 1024
+
+// maxReadBytes is the limit of the memory pool all log reads share:
+// storage.max_read_mib when set (configuredMiB > 0), else
+// defaultMaxReadMiB, or half the container's memory limit when that is
+// known (known) and less, but never below one read's budget
+// (storage.max_load_mib, loadMiB). Half: the rest of the daemon (its
+// tables' state, the catalog's answers, the GC's headroom) needs room too.
+func maxReadBytes(configuredMiB, loadMiB, containerLimit int64, known bool) int64 {
+	if configuredMiB > 0 {
+		return configuredMiB << 20
+	}
+	n := int64(defaultMaxReadMiB) << 20
+	if known {
+		n = min(n, containerLimit/2)
+	}
+	return max(n, loadMiB<<20)
+}

@@ -37,8 +37,8 @@ type settings struct {
 	// hms is set when catalog.url is thrift://: a Hive Metastore
 	// (hmssettings.go); catalog is then unused.
 	hms *hmsSettings
-	// reconcile lacks Catalog, Logger, Metrics, DryRun, Dirty and the
-	// storage gates (newApp).
+	// reconcile lacks Catalog, Logger, Metrics, DryRun, Dirty, the
+	// storage gates and the memory pool (newApp).
 	reconcile sync.Options
 	// rules are the table rules one by one, each with a selector of its
 	// own, for the reports of rules that selected nothing (emptyselection.go).
@@ -46,6 +46,10 @@ type settings struct {
 	// allowedLocations is the allow-list in force (the default when unset).
 	allowedLocations []string
 	limits           deltalog.StorageLimits
+	// maxReadMiB is storage.max_read_mib (0: the default, see
+	// maxReadBytes) and maxLoadMiB storage.max_load_mib: newReconciler
+	// makes the process's log-read memory pool from them.
+	maxReadMiB, maxLoadMiB int64
 	// events lacks Metrics and Logger (newDaemon); no Sources: no events.
 	events events.Options
 	log    logSettings
@@ -368,6 +372,12 @@ func (s *settings) buildStorage(p *problems) {
 	if st.MaxLoadMiB <= 0 {
 		p.add("storage.max_load_mib %d: must be positive", st.MaxLoadMiB)
 	}
+	switch {
+	case st.MaxReadMiB < 0:
+		p.add("storage.max_read_mib %d: must be positive (0 or unset: the default, min(%d, half the container's memory limit))", st.MaxReadMiB, defaultMaxReadMiB)
+	case st.MaxReadMiB > 0 && st.MaxReadMiB < st.MaxLoadMiB:
+		p.add("storage.max_read_mib %d: must be at least storage.max_load_mib (%d): every log read must fit in what all of them share", st.MaxReadMiB, st.MaxLoadMiB)
+	}
 	if st.MaxInFlight <= 0 {
 		p.add("storage.max_in_flight %d: must be positive", st.MaxInFlight)
 	}
@@ -377,6 +387,7 @@ func (s *settings) buildStorage(p *problems) {
 	s.reconcile.Storage = policy
 	s.reconcile.LogOptions = []deltalog.Option{deltalog.WithMaxLoadBytes(st.MaxLoadMiB << 20)}
 	s.limits = deltalog.StorageLimits{MaxInFlight: st.MaxInFlight, MaxInFlightPerBucket: st.MaxInFlightPerBucket}
+	s.maxReadMiB, s.maxLoadMiB = st.MaxReadMiB, st.MaxLoadMiB
 	s.allowedLocations = st.AllowedLocations
 	if len(s.allowedLocations) == 0 {
 		s.allowedLocations = sync.DefaultAllowedLocations

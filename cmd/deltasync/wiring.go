@@ -262,6 +262,10 @@ type app struct {
 	rec       *sync.Reconciler
 	events    *events.Events // run's storage events (newDaemon); nil without events.subscriptions
 	audit     *audit.Writer  // nil without an audit trail, and for plan
+
+	// readPool is the memory pool every log read of the process shares
+	// (storage.max_read_mib), made by newReconciler.
+	readPool *deltalog.MemoryPool
 }
 
 // closeCatalog closes the metastore client's pooled connections (a Unity
@@ -365,11 +369,30 @@ func (a *app) newReconciler(c *cli, w writes, command string, dirty *sync.Dirty)
 	if a.metastore != nil {
 		opts.Catalog, opts.HMS = nil, a.s.hms.options(a.metastore)
 	}
-	opts.LogOptions = append(slices.Clip(opts.LogOptions), deltalog.WithStorageGates(gates))
+	// One pool for every Table the reconciler opens (full reconciles,
+	// refreshes, the tables events name, adoption): the process's bound
+	// on the log bytes held at once.
+	a.readPool = a.newReadPool()
+	opts.LogOptions = append(slices.Clip(opts.LogOptions), deltalog.WithStorageGates(gates), deltalog.WithMemoryPool(a.readPool))
 	opts.DryRun, opts.Dirty = w == dryRun, dirty
 	opts.Audit = sync.AuditOptions{Writer: a.audit, Command: command, Version: version}
 	a.rec, err = sync.New(opts)
 	return err
+}
+
+// newReadPool makes the memory pool all log reads share (see
+// maxReadBytes), exports it as metrics and logs its limit.
+func (a *app) newReadPool() *deltalog.MemoryPool {
+	container, known := cgroupMemoryLimit(cgroupRoot)
+	limit := maxReadBytes(a.s.maxReadMiB, a.s.maxLoadMiB, container, known)
+	pool := deltalog.NewMemoryPool(limit)
+	a.metrics.ObserveReadPool(pool)
+	fields := []zap.Field{zap.Int64("max_read_bytes", limit)}
+	if a.s.maxReadMiB == 0 && known {
+		fields = append(fields, zap.Int64("container_limit_bytes", container))
+	}
+	a.log.Debug("log reads share a memory pool (storage.max_read_mib)", fields...)
+	return pool
 }
 
 // tokenSource picks the catalog credential the config names.

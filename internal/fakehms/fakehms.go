@@ -33,7 +33,8 @@ type Server struct {
 	mu      gosync.Mutex
 	dbs     map[string]map[string]*hm.Table
 	calls   map[string]int
-	locks   map[string]int64 // db.table → lock id
+	locks   map[string]int64   // db.table → lock id
+	waiting map[string][]int64 // db.table → lock ids waiting, in order
 	nextID  int64
 	clock   int64 // seconds; every server-set transient_lastDdlTime is a tick
 	// BeforeAlter, when set, runs (without the lock) before an alter is
@@ -52,7 +53,7 @@ type Server struct {
 // stopped when t ends.
 func New(t testing.TB, version string) *Server {
 	t.Helper()
-	f := &Server{version: version, dbs: map[string]map[string]*hm.Table{}, calls: map[string]int{}, locks: map[string]int64{}, clock: 1_800_000_000}
+	f := &Server{version: version, dbs: map[string]map[string]*hm.Table{}, calls: map[string]int{}, locks: map[string]int64{}, waiting: map[string][]int64{}, clock: 1_800_000_000}
 	sock, err := thrift.NewTServerSocket("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +229,9 @@ func (f *Server) AlterTableWithEnvironmentContext(_ context.Context, db, name st
 	return nil
 }
 
-// Lock takes an EXCLUSIVE table lock: ACQUIRED when free, else WAITING.
+// Lock takes an EXCLUSIVE table lock: ACQUIRED when the table is free
+// and no one waits for it, else WAITING in the table's queue, as HMS
+// queues lock requests (its HIVE_LOCKS rows, granted in id order).
 func (f *Server) Lock(_ context.Context, req *hm.LockRequest) (*hm.LockResponse, error) {
 	f.count("lock")
 	f.mu.Lock()
@@ -236,20 +239,42 @@ func (f *Server) Lock(_ context.Context, req *hm.LockRequest) (*hm.LockResponse,
 	f.nextID++
 	comp := req.Component[0]
 	key := comp.Dbname + "." + comp.GetTablename()
-	if _, held := f.locks[key]; held {
+	if _, held := f.locks[key]; held || len(f.waiting[key]) > 0 {
+		f.waiting[key] = append(f.waiting[key], f.nextID)
 		return &hm.LockResponse{Lockid: f.nextID, State: hm.LockState_WAITING}, nil
 	}
 	f.locks[key] = f.nextID
 	return &hm.LockResponse{Lockid: f.nextID, State: hm.LockState_ACQUIRED}, nil
 }
 
-// CheckLock answers WAITING: a lock not acquired at once is never granted here.
+// CheckLock grants a waiting lock once the table is free and it is first
+// in the table's queue; a lock id it does not know (never taken, or
+// unlocked) is NoSuchLockException, as HMS answers.
 func (f *Server) CheckLock(_ context.Context, req *hm.CheckLockRequest) (*hm.LockResponse, error) {
 	f.count("check_lock")
-	return &hm.LockResponse{Lockid: req.Lockid, State: hm.LockState_WAITING}, nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, id := range f.locks {
+		if id == req.Lockid {
+			return &hm.LockResponse{Lockid: id, State: hm.LockState_ACQUIRED}, nil
+		}
+	}
+	for key, q := range f.waiting {
+		i := slices.Index(q, req.Lockid)
+		if i < 0 {
+			continue
+		}
+		if _, held := f.locks[key]; i == 0 && !held {
+			f.locks[key] = req.Lockid
+			f.waiting[key] = q[1:]
+			return &hm.LockResponse{Lockid: req.Lockid, State: hm.LockState_ACQUIRED}, nil
+		}
+		return &hm.LockResponse{Lockid: req.Lockid, State: hm.LockState_WAITING}, nil
+	}
+	return nil, &hm.NoSuchLockException{Message: fmt.Sprintf("No such lock: %d", req.Lockid)}
 }
 
-// Unlock releases a lock.
+// Unlock releases a lock, held or waiting.
 func (f *Server) Unlock(_ context.Context, req *hm.UnlockRequest) error {
 	f.count("unlock")
 	f.mu.Lock()
@@ -258,6 +283,9 @@ func (f *Server) Unlock(_ context.Context, req *hm.UnlockRequest) error {
 		if id == req.Lockid {
 			delete(f.locks, k)
 		}
+	}
+	for k, q := range f.waiting {
+		f.waiting[k] = slices.DeleteFunc(q, func(id int64) bool { return id == req.Lockid })
 	}
 	return nil
 }

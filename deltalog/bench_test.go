@@ -77,3 +77,28 @@ func timeLoads(b *testing.B, ctx context.Context, tbl *Table) int {
 	b.ReportMetric(float64(processCPU()-cpu0)/float64(n)/1e6, "cpu-ms/op")
 	return n
 }
+
+// BenchmarkLoadPooled is BenchmarkLoad with the process-wide MemoryPool the
+// daemon always sets (storage.max_read_mib's default, 1 GiB): what every
+// budget take and give costs once it also reserves from the pool. Compare
+// with BenchmarkLoad (benchstat).
+//
+//	go test ./deltalog -run '^$' -bench 'BenchmarkLoad(Pooled)?$' -benchmem -count 10
+func BenchmarkLoadPooled(b *testing.B) {
+	ctx := context.Background()
+	for _, shape := range benchShapes {
+		b.Run(shape.name, func(b *testing.B) {
+			bucket, err := fileblob.OpenBucket(fixtureDir(b, shape.nFiles), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer bucket.Close()
+			pool := NewMemoryPool(1 << 30)
+			tbl := NewTable(bucket, shape.name, WithMemoryPool(pool))
+			timeLoads(b, ctx, tbl)
+			if pool.InUse() != 0 {
+				b.Fatalf("pool holds %d bytes after the Loads", pool.InUse())
+			}
+		})
+	}
+}

@@ -49,8 +49,10 @@ type UpdateResult struct {
 // whose client does not send it (Hive's own client strips it, so Spark,
 // Delta's catalog-update hook and Hive DDL all move it), and deltasync's
 // write sets it to max(now, read+1) seconds, so a concurrent deltasync's
-// write is always detected too. A failed guard is re-read and re-planned,
-// at most Attempts times, then ErrConflict.
+// write is always detected too. Each round reads the table twice and plans
+// only from a record that read the same both times (see stillAsRead: HMS
+// can return a torn read). A failed guard is re-read and re-planned, at
+// most Attempts times, then ErrConflict.
 //
 // HMS 3 (guard ignored): an EXCLUSIVE table lock around read, plan and
 // write, as Trino does; it excludes other lockers only.
@@ -91,6 +93,13 @@ func (c *Client) Update(ctx context.Context, db, table string, change Change, o 
 			return res, err
 		}
 		res.Table = stored
+		if err := c.stillAsRead(ctx, stored); err != nil {
+			if !errors.Is(err, ErrConflict) {
+				return res, err
+			}
+			res.Conflicts++ // changed while read, or a torn read: read again
+			continue
+		}
 		next, err := change(stored)
 		if err != nil || next == nil {
 			return res, err

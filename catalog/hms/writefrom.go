@@ -18,9 +18,11 @@ import (
 // decides from (policy, held changes, a table now in sync) is decided
 // again on the fresh record.
 //
-//   - HMS ≥ 4: the alter's expectation that transient_lastDdlTime is
-//     still read's value; next carries max(now, read+1) seconds as its new
-//     value. Any writer that moved the key since read is a conflict.
+//   - HMS ≥ 4: the table read again (stillAsRead: a record that changed
+//     since read, or a torn read, is a conflict), then the alter's
+//     expectation that transient_lastDdlTime is still read's value; next
+//     carries max(now, read+1) seconds as its new value. Any writer that
+//     moved the key since read is a conflict.
 //   - HMS 3.x (the expectation is ignored): an EXCLUSIVE table lock, a
 //     re-read under it, and a conflict unless the re-read's
 //     transient_lastDdlTime is still read's; then the alter, unguarded,
@@ -39,6 +41,9 @@ func (c *Client) WriteFrom(ctx context.Context, read *Table, next *hm.Table, now
 		return "", err
 	}
 	if guarded && has {
+		if err := c.stillAsRead(ctx, read); err != nil {
+			return "", err
+		}
 		next.Parameters[KeyDDLTime] = nextDDLTime(expected, now)
 		return next.Parameters[KeyDDLTime], c.AlterTable(ctx, read, next, Guard{Key: KeyDDLTime, Expected: expected})
 	}
@@ -75,6 +80,29 @@ func (c *Client) WriteFrom(ctx context.Context, read *Table, next *hm.Table, now
 	// The server sets the key itself on an alter that omits it.
 	delete(next.Parameters, KeyDDLTime)
 	return "", c.AlterTable(ctx, fresh, next, Guard{})
+}
+
+// stillAsRead reads the table again and fails with ErrConflict unless it
+// is as read. On HMS 4 the guard alone is not enough: a read that overlaps
+// another client's alter can return that alter's new
+// transient_lastDdlTime with its other parameters not yet there (a torn
+// read; seen on HMS 4.0.1 over Derby, whose READ COMMITTED is lock-based,
+// not a snapshot), and a write planned from it passes the guard and drops
+// the other client's edit. The other alter has committed once such a read
+// returns, so a second read shows it whole: a record that reads the same
+// twice in a row was not torn by one writer, and one torn by another
+// writer shows a different transient_lastDdlTime.
+func (c *Client) stillAsRead(ctx context.Context, read *Table) error {
+	db, table := read.Thrift.DbName, read.Thrift.TableName
+	fresh, err := c.GetTable(ctx, db, table)
+	if err != nil {
+		return err
+	}
+	if what := changedSince(read.Thrift, fresh.Thrift); what != "" {
+		return &Error{Op: "alter_table_with_environment_context", Table: c.name(db, table),
+			Err: fmt.Errorf("%w: %s changed since the table was read", ErrConflict, what)}
+	}
+	return nil
 }
 
 // changedSince names what another writer may change in a table that

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net"
 	"os"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -379,44 +378,6 @@ func readAll(t *testing.T, px *countingProxy, db string, n, batch, inFlight int)
 		t.Fatalf("read %d tables of %d", got.Load(), n)
 	}
 	return wall, down
-}
-
-// TestHMSScaleSparkShape: sparkTable, which TestHMSScale registers from
-// several goroutines, is the record hmsEnv.sparkRegister registers.
-func TestHMSScaleSparkShape(t *testing.T) {
-	e := newHMSEnv(t, "4.0.1", "")
-	e.sparkRegister("a", "file:///tmp/a")
-	e.fake.Put(sparkTable(e.db, "b", "file:///tmp/a"))
-	a, b := e.stored("a"), e.stored("b")
-	b.TableName, b.CreateTime = "a", a.CreateTime
-	b.Parameters[hms.KeyDDLTime] = a.Parameters[hms.KeyDDLTime]
-	b.Sd.Location = strings.Replace(b.Sd.Location, "/b-__PLACEHOLDER__", "/a-__PLACEHOLDER__", 1)
-	if !reflect.DeepEqual(a, b) {
-		t.Errorf("sparkTable differs from sparkRegister:\n%+v\n%+v", a, b)
-	}
-}
-
-// sparkTable is the record hmsEnv.sparkRegister registers (Spark 4.2 +
-// delta-spark 4.4.0), built without a *testing.T so that several
-// goroutines can register.
-func sparkTable(db, name, location string) *hm.Table {
-	t := hm.NewTable()
-	t.DbName, t.TableName, t.Owner, t.TableType = db, name, "root", "EXTERNAL_TABLE"
-	t.PartitionKeys = []*hm.FieldSchema{}
-	t.Parameters = map[string]string{
-		"EXTERNAL": "TRUE", "spark.sql.create.version": "4.2.0", "spark.sql.partitionProvider": "catalog",
-		"spark.sql.sources.provider": "delta", "spark.sql.sources.schema": `{"type":"struct","fields":[]}`,
-	}
-	sd := hm.NewStorageDescriptor()
-	sd.Cols = hms.PlaceholderColumns()
-	sd.Location = "file:/tmp/" + db + ".db/" + name + "-__PLACEHOLDER__"
-	sd.InputFormat = "org.apache.hadoop.mapred.SequenceFileInputFormat"
-	sd.OutputFormat = "org.apache.hadoop.hive.ql.io.HiveSequenceFileOutputFormat"
-	sd.SerdeInfo = &hm.SerDeInfo{SerializationLib: "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe",
-		Parameters: map[string]string{"path": location, "serialization.format": "1"}}
-	sd.BucketCols, sd.SortCols, sd.Parameters = []string{}, []*hm.Order{}, map[string]string{}
-	t.Sd = sd
-	return t
 }
 
 func envInt(t *testing.T, name string, def int) int {

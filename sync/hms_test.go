@@ -115,22 +115,7 @@ func (e *hmsEnv) takeCalls() map[string]int {
 // no Delta properties.
 func (e *hmsEnv) sparkRegister(name, location string) {
 	e.t.Helper()
-	t := hm.NewTable()
-	t.DbName, t.TableName, t.Owner, t.TableType = e.db, name, "root", "EXTERNAL_TABLE"
-	t.PartitionKeys = []*hm.FieldSchema{}
-	t.Parameters = map[string]string{
-		"EXTERNAL": "TRUE", "spark.sql.create.version": "4.2.0", "spark.sql.partitionProvider": "catalog",
-		"spark.sql.sources.provider": "delta", "spark.sql.sources.schema": `{"type":"struct","fields":[]}`,
-	}
-	sd := hm.NewStorageDescriptor()
-	sd.Cols = hms.PlaceholderColumns()
-	sd.Location = "file:/tmp/" + e.db + ".db/" + name + "-__PLACEHOLDER__"
-	sd.InputFormat = "org.apache.hadoop.mapred.SequenceFileInputFormat"
-	sd.OutputFormat = "org.apache.hadoop.hive.ql.io.HiveSequenceFileOutputFormat"
-	sd.SerdeInfo = &hm.SerDeInfo{SerializationLib: "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe",
-		Parameters: map[string]string{"path": location, "serialization.format": "1"}}
-	sd.BucketCols, sd.SortCols, sd.Parameters = []string{}, []*hm.Order{}, map[string]string{}
-	t.Sd = sd
+	t := sparkTable(e.db, name, location)
 	if e.fake != nil {
 		e.fake.Put(t)
 		return
@@ -138,6 +123,29 @@ func (e *hmsEnv) sparkRegister(name, location string) {
 	if err := e.plain.CreateExternalTable(context.Background(), t); err != nil {
 		e.t.Fatal(err)
 	}
+}
+
+// sparkTable is the record sparkRegister registers (Spark 4.2 +
+// delta-spark 4.4.0), built without a *testing.T so that several
+// goroutines can register.
+func sparkTable(db, name, location string) *hm.Table {
+	t := hm.NewTable()
+	t.DbName, t.TableName, t.Owner, t.TableType = db, name, "root", "EXTERNAL_TABLE"
+	t.PartitionKeys = []*hm.FieldSchema{}
+	t.Parameters = map[string]string{
+		"EXTERNAL": "TRUE", "spark.sql.create.version": "4.2.0", "spark.sql.partitionProvider": "catalog",
+		"spark.sql.sources.provider": "delta", "spark.sql.sources.schema": `{"type":"struct","fields":[]}`,
+	}
+	sd := hm.NewStorageDescriptor()
+	sd.Cols = hms.PlaceholderColumns()
+	sd.Location = "file:/tmp/" + db + ".db/" + name + "-__PLACEHOLDER__"
+	sd.InputFormat = "org.apache.hadoop.mapred.SequenceFileInputFormat"
+	sd.OutputFormat = "org.apache.hadoop.hive.ql.io.HiveSequenceFileOutputFormat"
+	sd.SerdeInfo = &hm.SerDeInfo{SerializationLib: "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe",
+		Parameters: map[string]string{"path": location, "serialization.format": "1"}}
+	sd.BucketCols, sd.SortCols, sd.Parameters = []string{}, []*hm.Order{}, map[string]string{}
+	t.Sd = sd
+	return t
 }
 
 // stored reads a table with the plain client.
@@ -173,6 +181,30 @@ func (e *hmsEnv) hiveEdit(name string, params map[string]string) {
 	time.Sleep(1100 * time.Millisecond)
 	if err := e.plain.AlterTable(ctx, got, &next, hms.Guard{}); err != nil {
 		e.t.Fatal(err)
+	}
+}
+
+// rawEdit is another writer's edit as a raw Thrift client (or Trino's
+// metadata write) makes it: read, change parameters, alter sending
+// transient_lastDdlTime back as read, so the server keeps it; it fails
+// the test if the key moved anyway.
+func (e *hmsEnv) rawEdit(name string, params map[string]string) {
+	e.t.Helper()
+	ctx := context.Background()
+	got, err := e.plain.GetTable(ctx, e.db, name)
+	if err != nil {
+		e.t.Error(err)
+		return
+	}
+	next := *got.Thrift
+	next.Parameters = maps.Clone(got.Thrift.Parameters)
+	maps.Copy(next.Parameters, params)
+	if err := e.plain.AlterTable(ctx, got, &next, hms.Guard{}); err != nil {
+		e.t.Error(err)
+		return
+	}
+	if ddl := e.stored(name).Parameters[hms.KeyDDLTime]; ddl != got.Thrift.Parameters[hms.KeyDDLTime] {
+		e.t.Errorf("the raw alter moved %s (%s to %s): the test needs one that keeps it", hms.KeyDDLTime, got.Thrift.Parameters[hms.KeyDDLTime], ddl)
 	}
 }
 
@@ -342,16 +374,24 @@ func TestHMSConcurrentEdit(t *testing.T) {
 			}
 		}
 		e.mu.Unlock()
-		res := resultOf(t, r.Sync(context.Background()), "hive."+e.db+".ev")
-		if res.Outcome != sync.OutcomeSynced || res.Attempts != 2 {
-			t.Fatalf("got %s after %d attempts (%s), want synced on the second", res.Outcome, res.Attempts, res.Reason)
-		}
-		got := e.stored("ev")
-		checkTrue(t, got, dir, loc)
-		if got.Parameters["owner_team"] != "edited-between" {
-			t.Errorf("the concurrent edit was lost: %v", got.Parameters)
-		}
+		syncedKeeping(t, e, r, dir, loc, "edited-between")
 	})
+}
+
+// syncedKeeping runs a cycle in which another writer edits ev between
+// the read and the write (setting owner_team to edit): it must be synced on
+// the second attempt, true to the log at dir, with the edit kept.
+func syncedKeeping(t *testing.T, e *hmsEnv, r *sync.Reconciler, dir, loc, edit string) {
+	t.Helper()
+	res := resultOf(t, r.Sync(context.Background()), "hive."+e.db+".ev")
+	if res.Outcome != sync.OutcomeSynced || res.Attempts != 2 {
+		t.Fatalf("got %s after %d attempts (%s), want synced on the second", res.Outcome, res.Attempts, res.Reason)
+	}
+	got := e.stored("ev")
+	checkTrue(t, got, dir, loc)
+	if got.Parameters["owner_team"] != edit {
+		t.Errorf("the concurrent edit %q was lost: %v", edit, got.Parameters)
+	}
 }
 
 // TestHMSCallsPerTable: the steady cycle over N unchanged tables costs
@@ -439,29 +479,8 @@ func TestHMSSameSecondEditUnderLock(t *testing.T) {
 		if op != "get_table_objects_by_name_req" {
 			return
 		}
-		once.Do(func() {
-			ctx := context.Background()
-			got, err := e.plain.GetTable(ctx, e.db, "ev")
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			next := *got.Thrift
-			next.Parameters = maps.Clone(got.Thrift.Parameters) // transient_lastDdlTime kept
-			next.Parameters["owner_team"] = "same-second"
-			if err := e.plain.AlterTable(ctx, got, &next, hms.Guard{}); err != nil {
-				t.Error(err)
-			}
-		})
+		once.Do(func() { e.rawEdit("ev", map[string]string{"owner_team": "same-second"}) })
 	}
 	e.mu.Unlock()
-	res := resultOf(t, r.Sync(context.Background()), "hive."+e.db+".ev")
-	if res.Outcome != sync.OutcomeSynced || res.Attempts != 2 {
-		t.Fatalf("got %s after %d attempts (%s), want synced on the second", res.Outcome, res.Attempts, res.Reason)
-	}
-	got := e.stored("ev")
-	checkTrue(t, got, dir, loc)
-	if got.Parameters["owner_team"] != "same-second" {
-		t.Errorf("the same-second edit was lost: %v", got.Parameters)
-	}
+	syncedKeeping(t, e, r, dir, loc, "same-second")
 }

@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"errors"
+	"slices"
 	stdsync "sync"
 	"sync/atomic"
 	"time"
@@ -256,17 +257,7 @@ func (c *poolClaim) close() {
 	}
 	// A reservation of this claim still waiting (none, when every
 	// goroutine of the Load has ended) is let go holding nothing.
-	kept := p.waiters[:0]
-	for _, w := range p.waiters {
-		if w.c == c {
-			w.granted = true
-			close(w.ready)
-			continue
-		}
-		kept = append(kept, w)
-	}
-	clear(p.waiters[len(kept):])
-	p.waiters = kept
+	p.release(func(w *poolWaiter) bool { return w.c == c })
 	p.wake()
 }
 
@@ -277,18 +268,27 @@ func (p *MemoryPool) wake() {
 	if len(p.waiters) == 0 {
 		return
 	}
-	kept := p.waiters[:0]
-	for _, w := range p.waiters {
-		if p.fits(w.c, w.n) {
-			p.grant(w.c, w.n)
-			w.granted = true
-			close(w.ready)
-			continue
+	p.release(func(w *poolWaiter) bool {
+		if !p.fits(w.c, w.n) {
+			return false
 		}
-		kept = append(kept, w)
-	}
-	clear(p.waiters[len(kept):])
-	p.waiters = kept
+		p.grant(w.c, w.n)
+		return true
+	})
+}
+
+// release ends, in arrival order, every waiting reservation done says is
+// done with (granted, or let go holding nothing), and keeps the others
+// waiting. Called with p.mu held.
+func (p *MemoryPool) release(done func(*poolWaiter) bool) {
+	p.waiters = slices.DeleteFunc(p.waiters, func(w *poolWaiter) bool {
+		if !done(w) {
+			return false
+		}
+		w.granted = true
+		close(w.ready)
+		return true
+	})
 }
 
 // errPoolShort is a take under a storage request slot (a lease) that the

@@ -199,6 +199,9 @@ func applyHMS(ctx context.Context, o *HMSOptions, name catalog.TableName, t *Sav
 	if !strings.EqualFold(name.Catalog, want) {
 		return "", fmt.Errorf("table %s: not a table of this metastore (catalog.name %s): nothing sent", t.Table, want)
 	}
+	if len(t.Metastore.Columns) > 0 && o.Columns != hms.ColumnsReal {
+		return "", fmt.Errorf("table %s: the plan sets the HMS columns, and catalog.columns is not real here: nothing sent", t.Table)
+	}
 	cur, err := o.Client.GetTable(ctx, name.Schema, name.Table)
 	if err != nil {
 		return "", err

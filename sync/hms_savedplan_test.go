@@ -158,3 +158,25 @@ func TestHMSSavedPlanDroppedAndCreated(t *testing.T) {
 		t.Error("the table created again was written")
 	}
 }
+
+// TestHMSSavedPlanColumnsNeedReal: a plan whose edit sets HMS columns (one
+// made with columns: real, or edited by hand) is not applied by a
+// deltasync configured with placeholder columns, which never writes them.
+func TestHMSSavedPlanColumnsNeedReal(t *testing.T) {
+	e := newHMSEnv(t, "4.0.1", "")
+	_, loc := logTable(t, "deletion_vectors_disabled", "ev", -1)
+	e.sparkRegister("ev", loc)
+	sp := hmsPlan(t, e)
+	if len(sp.Tables) != 1 {
+		t.Fatalf("%d tables in the plan", len(sp.Tables))
+	}
+	sp.Tables[0].Metastore.Columns = []hms.Column{{Name: "id", Type: "bigint"}}
+	e.takeCalls()
+	res := applied(t, applyHMS(e, sp), "hive."+e.db+".ev")
+	if res.Outcome == audit.OutcomeSynced || !strings.Contains(res.Reason, "catalog.columns") {
+		t.Fatalf("%s %q, want not applied: catalog.columns", res.Outcome, res.Reason)
+	}
+	if calls := e.takeCalls(); calls["alter_table_with_environment_context"] != 0 {
+		t.Errorf("calls %v: something was sent", calls)
+	}
+}

@@ -1,7 +1,6 @@
 package testcorpus
 
 import (
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -33,7 +32,11 @@ func ReadTree(t testing.TB, root string, fn func(key string, data []byte) error)
 }
 
 // CopyTree copies every file under src to the same relative path under dst,
-// creating directories as needed. keep, when not nil, chooses the files to
+// creating directories as needed. Each file appears whole (written to a
+// temporary name beside it, then renamed), as a writer's commit does: a
+// test that copies more of a log while deltasync reads it (TestHMSRace
+// copies versions 0..v again) must never show a reader a commit truncated
+// to nothing. keep, when not nil, chooses the files to
 // copy by their path relative to src. An error fails the test.
 func CopyTree(t testing.TB, src, dst string, keep func(rel string) bool) {
 	t.Helper()
@@ -52,22 +55,37 @@ func CopyTree(t testing.TB, src, dst string, keep func(rel string) bool) {
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 			return err
 		}
-		in, err := os.Open(p)
+		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		defer in.Close()
-		f, err := os.Create(out)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(f, in); err != nil {
-			f.Close()
-			return err
-		}
-		return f.Close()
+		return writeAtomic(out, data)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeAtomic writes data to a temporary file in out's directory, named
+// with a leading dot so no log listing takes it for a log file, and
+// renames it to out.
+func writeAtomic(out string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644) // as os.Create leaves it under the usual umask
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), out)
 }

@@ -230,6 +230,7 @@ func (g *bucketGate) do(ctx context.Context, f func() error) error {
 		if err != nil {
 			return err
 		}
+		growStack(attempt)
 		err = f()
 		release()
 		retryAfter, throttled := throttleOf(err)

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	stdsync "sync"
@@ -23,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -323,9 +326,29 @@ func BenchmarkScaleS3(b *testing.B) {
 		b.Errorf("first cycle: %s, want every table unchanged", rep.Summary())
 	}
 	loadavg()
-	if rep := cycle("steady"); rep.Count(sync.OutcomeUnchanged) != n {
-		b.Errorf("steady cycle: %s", rep.Summary())
+	// DELTASYNC_SCALE_CPUPROFILE=file profiles the steady cycles;
+	// DELTASYNC_SCALE_STEADY=k runs k of them (default 1).
+	steady := 1
+	if k, err := strconv.Atoi(os.Getenv("DELTASYNC_SCALE_STEADY")); err == nil && k > 1 {
+		steady = k
 	}
+	for i := range steady {
+		if p := os.Getenv("DELTASYNC_SCALE_CPUPROFILE"); p != "" && i == 0 {
+			f, err := os.Create(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if rep := cycle("steady"); rep.Count(sync.OutcomeUnchanged) != n {
+			b.Errorf("steady cycle: %s", rep.Summary())
+		}
+		loadavg()
+	}
+	pprof.StopCPUProfile()
+	floorCPU, floorWall := s3ListFloor(b, ctx, s3URL, dir, n)
 	loadavg()
 	drifted := scaleDriftS3(b, ctx, ucURL, s3URL, rec, n)
 	rep := cycle("1% drift")
@@ -338,6 +361,9 @@ func BenchmarkScaleS3(b *testing.B) {
 	b.Logf("process RSS before the Reconciler existed: %.0f MiB; load average (1/5/15 min) before each cycle and after the last: %v", baseRSS, load)
 	b.Logf("| cycle | wall | CPU | CPU per table | catalog req/table | storage LIST/table | storage GET/table | S3 requests/table (server) | peak in flight (server) | S3 server CPU | peak RSS | max live / goal heap | outcomes |")
 	b.Logf("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	b.Logf("request floor: one LIST per table after its latest commit, straight through gocloud's s3blob (the AWS SDK), 64 in flight, nothing else: %.2f s wall, %.3f ms CPU per table",
+		floorWall.Seconds(), float64(floorCPU.Microseconds())/1000/float64(n))
+	b.ReportMetric(float64(floorCPU.Microseconds())/1000/float64(n), "list-floor-cpu-ms/table")
 	var prevServerCPU int64
 	for i, c := range cycles {
 		total := 0
@@ -373,4 +399,64 @@ func scaleDriftS3(t testing.TB, ctx context.Context, ucURL, s3URL string, rec *s
 			t.Fatal(err)
 		}
 	})
+}
+
+// s3ListFloor sends the request a steady check sends for each of the n
+// tables — a LIST of its _delta_log/ after its latest commit — straight
+// through a gocloud s3blob bucket (the AWS SDK), 64 at once as the
+// default per-bucket limit allows, and nothing else: what the steady
+// cycle's CPU per table is measured against.
+func s3ListFloor(t testing.TB, ctx context.Context, s3URL, dir string, n int) (cpu, wall time.Duration) {
+	t.Helper()
+	bkt, err := blob.OpenBucket(ctx, "s3://lake?endpoint="+s3URL+"&region=us-east-1&use_path_style=true&disable_https=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bkt.Close()
+	after := make([]string, n)
+	for i := range n {
+		entries, err := os.ReadDir(filepath.Join(dir, fmt.Sprintf("t%06d", i), "_delta_log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".json") && len(e.Name()) == 25 {
+				after[i] = fmt.Sprintf("t%06d/_delta_log/%s", i, e.Name()) // sorted: the last is the latest
+			}
+		}
+	}
+	next := make(chan int)
+	var wg stdsync.WaitGroup
+	var failed atomic.Value
+	cpu0, start := cpuTime(), time.Now()
+	for range 64 {
+		wg.Go(func() {
+			for i := range next {
+				startAfter := after[i]
+				_, _, err := bkt.ListPage(ctx, blob.FirstPageToken, 1000, &blob.ListOptions{
+					Prefix: fmt.Sprintf("t%06d/_delta_log/", i),
+					BeforeList: func(as func(any) bool) error {
+						var in *s3.ListObjectsV2Input
+						if as(&in) {
+							in.StartAfter = aws.String(startAfter)
+						}
+						return nil
+					},
+				})
+				if err != nil {
+					failed.Store(err)
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	cpu, wall = cpuTime()-cpu0, time.Since(start)
+	if err, ok := failed.Load().(error); ok {
+		t.Fatal(err)
+	}
+	return cpu, wall
 }

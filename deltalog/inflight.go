@@ -126,7 +126,7 @@ type BucketThrottling struct {
 	// Bucket is "s3://name", "gs://name" or "azblob://account/container".
 	Bucket string
 	// Throttled counts the throttling answers (S3 503 SlowDown, GCS 429
-	// or 503, Azure 503 ServerBusy or 500 OperationTimedOut) the bucket's
+	// or 503, Azure 503, 429 or 500 OperationTimedOut) the bucket's
 	// requests got, each retried after the shared backoff or returned.
 	Throttled int64
 	// Failed counts the requests that ran out of retries and failed with

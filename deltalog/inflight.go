@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	stdsync "sync"
 	"sync/atomic"
 	"time"
@@ -95,10 +97,83 @@ func (s *StorageGates) gate(key string) *bucketGate {
 	defer s.mu.Unlock()
 	g := s.gates[key]
 	if g == nil {
-		g = &bucketGate{slots: make(chan struct{}, s.limits.MaxInFlightPerBucket), process: s.process, inFlight: &s.inFlight}
+		g = &bucketGate{name: bucketName(key), slots: make(chan struct{}, s.limits.MaxInFlightPerBucket), process: s.process, inFlight: &s.inFlight}
 		s.gates[key] = g
 	}
 	return g
+}
+
+// bucketName is the bucket of a gate key as metrics name it: the
+// scheme and bucket ("s3://name", "gs://name") or the Azure account and
+// container ("azblob://account/container"), without the endpoint or the
+// domain a key may carry.
+func bucketName(key string) string {
+	scheme, rest, _ := strings.Cut(key, "://")
+	switch scheme {
+	case "s3":
+		rest, _, _ = strings.Cut(rest, "?")
+	case "azblob":
+		hostPart, container, _ := strings.Cut(rest, "/")
+		account, _, _ := strings.Cut(hostPart, ".")
+		rest = account + "/" + container
+	}
+	return scheme + "://" + rest
+}
+
+// BucketThrottling is what one bucket's gate has seen of the store
+// throttling it (StorageGates.Throttling).
+type BucketThrottling struct {
+	// Bucket is "s3://name", "gs://name" or "azblob://account/container".
+	Bucket string
+	// Throttled counts the throttling answers (S3 503 SlowDown, GCS 429
+	// or 503, Azure 503, 429 or 500 OperationTimedOut) the bucket's
+	// requests got, each retried after the shared backoff or returned.
+	Throttled int64
+	// Failed counts the requests that ran out of retries and failed with
+	// ErrThrottled.
+	Failed int64
+	// Backoff is the bucket's shared backoff now: the most a throttling
+	// answer makes its requests wait next (doubled by each, halved by each
+	// success); 0 when the bucket is not throttled.
+	Backoff time.Duration
+	// Held is how long from now no request of the bucket is sent (the
+	// backoff drawn, or a Retry-After); 0 when none is held.
+	Held time.Duration
+}
+
+// Throttling returns, by bucket name in order, what the gates have seen
+// of throttling: one row for each bucket a table was opened on since the
+// gates were made, throttled or not. Two gates of one bucket name (one
+// S3 bucket name on two endpoints) share a row: counts summed, the
+// longer backoff and hold.
+func (s *StorageGates) Throttling() []BucketThrottling {
+	s.mu.Lock()
+	gates := make([]*bucketGate, 0, len(s.gates))
+	for _, g := range s.gates {
+		gates = append(gates, g)
+	}
+	s.mu.Unlock()
+	now := time.Now()
+	rows := map[string]*BucketThrottling{}
+	for _, g := range gates {
+		r := rows[g.name]
+		if r == nil {
+			r = &BucketThrottling{Bucket: g.name}
+			rows[g.name] = r
+		}
+		g.mu.Lock()
+		r.Throttled += g.throttled
+		r.Failed += g.failed
+		r.Backoff = max(r.Backoff, g.backoff)
+		r.Held = max(r.Held, g.notBefore.Sub(now))
+		g.mu.Unlock()
+	}
+	out := make([]BucketThrottling, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b BucketThrottling) int { return strings.Compare(a.Bucket, b.Bucket) })
+	return out
 }
 
 // Backoff of a throttled bucket: the first throttle holds the bucket for
@@ -114,6 +189,7 @@ var (
 
 // bucketGate is the limit and the throttling state one bucket's tables share.
 type bucketGate struct {
+	name     string        // the bucket as metrics name it (bucketName)
 	slots    chan struct{} // per-bucket requests in flight
 	process  chan struct{} // the process's (StorageGates.process)
 	inFlight *atomic.Int64 // the process's count (StorageGates.inFlight)
@@ -122,6 +198,7 @@ type bucketGate struct {
 	backoff   time.Duration // current shared backoff; 0 when not throttled
 	notBefore time.Time     // no request of the bucket is sent before it
 	throttled int64         // throttled answers seen (tests, metrics)
+	failed    int64         // requests failed as ErrThrottled (metrics)
 }
 
 // acquire waits for the bucket's backoff to pass, then for a slot of the
@@ -239,6 +316,9 @@ func (g *bucketGate) do(ctx context.Context, f func() error) error {
 			return err
 		}
 		if attempt >= throttleRetries {
+			g.mu.Lock()
+			g.failed++
+			g.mu.Unlock()
 			return fmt.Errorf("%w (%d attempts in %s, each after the bucket's shared backoff): %w",
 				ErrThrottled, attempt+1, time.Since(start).Round(time.Millisecond), err)
 		}

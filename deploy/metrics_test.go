@@ -60,6 +60,11 @@ func contractMetrics() map[string]metricSpec {
 		"deltasync_log_read_memory_bytes":              {gauge, nil},
 		"deltasync_log_read_memory_limit_bytes":        {gauge, nil},
 		"deltasync_log_read_memory_wait_seconds_total": {counter, nil},
+		// Each bucket's throttling (the storage gates' shared backoff).
+		"deltasync_storage_throttled_total":          {counter, []string{"bucket"}},
+		"deltasync_storage_throttled_failures_total": {counter, []string{"bucket"}},
+		"deltasync_storage_backoff_seconds":          {gauge, []string{"bucket"}},
+		"deltasync_storage_held_seconds":             {gauge, []string{"bucket"}},
 		// Event-driven sync (registered only when events are configured).
 		"deltasync_events_received_total":             {counter, []string{"subscription"}},
 		"deltasync_events_matched_total":              {counter, nil},

@@ -25,7 +25,7 @@ const (
 var requiredAlerts = []string{
 	"DeltasyncTableOutOfSync", "DeltasyncSyncFailures", "DeltasyncNoSuccessfulCycle",
 	"DeltasyncAbsent", "DeltasyncCatalogErrorsRising", "DeltasyncStorageErrorsRising",
-	"DeltasyncUpdatesRefused",
+	"DeltasyncUpdatesRefused", "DeltasyncStorageThrottled", "DeltasyncLogReadsWaitingForMemory",
 }
 
 type ruleFile struct {
@@ -261,6 +261,8 @@ func TestDashboard(t *testing.T) {
 		"deltasync_errors_total", "deltasync_catalog_requests_total", "deltasync_catalog_request_duration_seconds_bucket",
 		"deltasync_storage_requests_total", "deltasync_storage_request_duration_seconds_bucket",
 		"deltasync_last_successful_cycle_timestamp_seconds",
+		"sum by (bucket) (rate(deltasync_storage_throttled_total", "deltasync_storage_backoff_seconds",
+		"deltasync_log_read_memory_wait_seconds_total", "deltasync_log_read_memory_limit_bytes",
 	} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("no panel queries %s", want)

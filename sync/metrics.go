@@ -39,6 +39,8 @@ type Metrics struct {
 	registrations *prometheus.CounterVec
 	// readPool is the process's log-read memory pool (ObserveReadPool).
 	readPool *readPoolCollector
+	// gates are the process's storage gates (ObserveStorageGates).
+	gates *storageGatesCollector
 }
 
 // NewMetrics creates the collectors and registers them on reg. version is
@@ -91,8 +93,9 @@ func newMetrics(reg prometheus.Registerer, version, goversion string) *Metrics {
 			Help: "Tables found in storage by what the register phase did (registered, would_register, already_registered, flagged, failed)."},
 			[]string{"outcome"}),
 		readPool: newReadPoolCollector(ns),
+		gates:    newStorageGatesCollector(ns),
 	}
-	reg.MustRegister(m.tables, m.discovered, m.registrations, m.readPool,
+	reg.MustRegister(m.tables, m.discovered, m.registrations, m.readPool, m.gates,
 		m.syncs, m.errors, m.cycleDuration, m.cycles, m.lastSuccessfulCyle, m.storageRequests, m.storageDuration,
 		m.catalogRequests, m.catalogDuration, m.buildInfo,
 		m.cycleInProgress, m.cycleStartedTs, m.cycleListed, m.cycleDone, m.catalogRetryWaiting)
@@ -164,6 +167,60 @@ func (c *readPoolCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.inUse, prometheus.GaugeValue, float64(p.InUse()))
 	ch <- prometheus.MustNewConstMetric(c.limit, prometheus.GaugeValue, float64(p.Limit()))
 	ch <- prometheus.MustNewConstMetric(c.waits, prometheus.CounterValue, p.WaitTime().Seconds())
+}
+
+// ObserveStorageGates exports g, the storage gates every table of the
+// process shares (deltalog.WithStorageGates), by bucket:
+// deltasync_storage_throttled_total, _throttled_failures_total,
+// deltasync_storage_backoff_seconds and _held_seconds. The label is the
+// bucket ("s3://name", "gs://name", "azblob://account/container"), never
+// a table or key: one series of each per bucket the process has opened a
+// table on. Before it is called they have no series.
+func (m *Metrics) ObserveStorageGates(g *deltalog.StorageGates) {
+	if m == nil {
+		return
+	}
+	m.gates.gates.Store(g)
+}
+
+// storageGatesCollector reads deltalog.StorageGates at scrape time.
+type storageGatesCollector struct {
+	gates                            atomic.Pointer[deltalog.StorageGates]
+	throttled, failed, backoff, held *prometheus.Desc
+}
+
+func newStorageGatesCollector(ns string) *storageGatesCollector {
+	bucket := []string{"bucket"}
+	return &storageGatesCollector{
+		throttled: prometheus.NewDesc(ns+"_storage_throttled_total",
+			"Throttling answers the bucket's storage requests got (S3 503 SlowDown, GCS 429 or 503, Azure 503, 429 or 500 OperationTimedOut), each retried after the bucket's shared backoff or, past the retries, failed.", bucket, nil),
+		failed: prometheus.NewDesc(ns+"_storage_throttled_failures_total",
+			"Storage requests of the bucket that were still throttled after the shared backoff's retries and failed (the table's read fails with reason storage).", bucket, nil),
+		backoff: prometheus.NewDesc(ns+"_storage_backoff_seconds",
+			"The bucket's shared backoff now: the most its requests wait after the next throttling answer (doubled by each, halved by each success); 0: not throttled.", bucket, nil),
+		held: prometheus.NewDesc(ns+"_storage_held_seconds",
+			"Seconds from now during which no request of the bucket is sent (the backoff drawn, or a Retry-After); 0: not held.", bucket, nil),
+	}
+}
+
+func (c *storageGatesCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.throttled
+	ch <- c.failed
+	ch <- c.backoff
+	ch <- c.held
+}
+
+func (c *storageGatesCollector) Collect(ch chan<- prometheus.Metric) {
+	g := c.gates.Load()
+	if g == nil {
+		return
+	}
+	for _, b := range g.Throttling() {
+		ch <- prometheus.MustNewConstMetric(c.throttled, prometheus.CounterValue, float64(b.Throttled), b.Bucket)
+		ch <- prometheus.MustNewConstMetric(c.failed, prometheus.CounterValue, float64(b.Failed), b.Bucket)
+		ch <- prometheus.MustNewConstMetric(c.backoff, prometheus.GaugeValue, b.Backoff.Seconds(), b.Bucket)
+		ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, b.Held.Seconds(), b.Bucket)
+	}
 }
 
 // ObserveStorage is a deltalog.Observer: it counts one storage request.

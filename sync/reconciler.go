@@ -154,13 +154,10 @@ func New(opts Options) (*Reconciler, error) {
 	if opts.CheckConcurrency <= 0 {
 		opts.CheckConcurrency = DefaultCheckConcurrency
 	}
+	opts.ReadConcurrency = ResolveReadConcurrency(opts.ReadConcurrency, opts.Concurrency)
 	if opts.Concurrency <= 0 {
-		opts.Concurrency = 4
+		opts.Concurrency = defaultConcurrency
 	}
-	if opts.ReadConcurrency <= 0 {
-		opts.ReadConcurrency = DefaultReadConcurrency
-	}
-	opts.ReadConcurrency = max(opts.ReadConcurrency, opts.Concurrency)
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = 3
 	}
@@ -208,6 +205,10 @@ func New(opts Options) (*Reconciler, error) {
 	r.logOptions = slices.Clip(r.logOptions)
 	return r, nil
 }
+
+// ReadConcurrency returns how many tables r reads in full at once: its
+// Options.ReadConcurrency as ResolveReadConcurrency resolved it.
+func (r *Reconciler) ReadConcurrency() int { return r.opts.ReadConcurrency }
 
 // Status returns a snapshot of every known table's status, sorted by name.
 func (r *Reconciler) Status() []TableStatus {

@@ -16,6 +16,25 @@ import (
 // reconcile is bounded apart, by Concurrency turns (catalogTurns).
 const DefaultReadConcurrency = 32
 
+// defaultConcurrency is the default of Options.Concurrency.
+const defaultConcurrency = 4
+
+// ResolveReadConcurrency is how many tables a Reconciler made with
+// Options.ReadConcurrency read and Options.Concurrency concurrency reads
+// in full at once: read, DefaultReadConcurrency when read is 0 or less,
+// never below concurrency (itself 4 when 0 or less). New resolves its
+// options with it; whatever shares the reconciler's full-read slots (the
+// events' reconciles) sizes itself with it, so the two cannot disagree.
+func ResolveReadConcurrency(read, concurrency int) int {
+	if concurrency <= 0 {
+		concurrency = defaultConcurrency
+	}
+	if read <= 0 {
+		read = DefaultReadConcurrency
+	}
+	return max(read, concurrency)
+}
+
 // catalogTurns bounds the catalog requests of full reconciles: a
 // reconcile takes a turn for each call it makes to the catalog (load,
 // write, the write's follow-ups, vended credentials) and gives it back

@@ -122,12 +122,11 @@ func (e *eventsConfig) redacted() *eventsConfig {
 func (s *settings) buildEvents(p *problems, c *cli) {
 	e := s.cfg.Events
 	// The events' reconciles share the cycle's full-read slots; their
-	// catalog calls take the reconciler's turns (sync/turns.go).
-	reads := s.cfg.ReadConcurrency
-	if reads <= 0 {
-		reads = sync.DefaultReadConcurrency
-	}
-	s.events = events.Options{Concurrency: max(reads, s.cfg.Concurrency), ResyncInterval: time.Duration(s.cfg.ResyncInterval)}
+	// catalog calls take the reconciler's turns (sync/turns.go). The
+	// slots are counted as the reconciler counts them, from the options
+	// buildCycle gave it.
+	reads := sync.ResolveReadConcurrency(s.reconcile.ReadConcurrency, s.reconcile.Concurrency)
+	s.events = events.Options{Concurrency: reads, ResyncInterval: time.Duration(s.cfg.ResyncInterval)}
 	if e == nil {
 		return
 	}

@@ -111,7 +111,7 @@ func (c *cli) settingsFor(cfg config, sel selection) (settings, error) {
 	s.buildTables(&p, sel)
 	s.buildCycle(&p)
 	s.buildHTTP(&p)
-	s.buildEvents(&p, c)
+	s.buildEvents(&p, c) // after buildCycle: sized by the reconcile options
 	s.buildLog(&p)
 	s.buildAudit(&p)
 	s.buildStorage(&p)

@@ -266,6 +266,9 @@ type app struct {
 	// readPool is the memory pool every log read of the process shares
 	// (storage.max_read_mib), made by newReconciler.
 	readPool *deltalog.MemoryPool
+	// gates are the storage limits and per-bucket throttling every table
+	// of the process shares, made by newReconciler.
+	gates *deltalog.StorageGates
 }
 
 // closeCatalog closes the metastore client's pooled connections (a Unity
@@ -359,6 +362,8 @@ func (a *app) newReconciler(c *cli, w writes, command string, dirty *sync.Dirty)
 	if err != nil {
 		return err
 	}
+	a.gates = gates
+	a.metrics.ObserveStorageGates(gates) // per-bucket throttling
 	if w == writeChanges {
 		if a.audit, err = a.s.audit.open(c.stderr); err != nil {
 			return err

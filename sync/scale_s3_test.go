@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -276,6 +277,17 @@ func BenchmarkScaleS3(b *testing.B) {
 	clock.Store(time.Now().UnixNano())
 	opts.Now = func() time.Time { return time.Unix(0, clock.Load()) }
 	runtime.GC()
+	// DELTASYNC_SCALE_MEMLIMIT=360MiB: the soft memory limit run sets from
+	// a 400 MiB container, on this process only (GOMEMLIMIT would also
+	// reach the S3 and catalog processes, which hold the whole fleet).
+	if v := os.Getenv("DELTASYNC_SCALE_MEMLIMIT"); v != "" {
+		mib, err := strconv.Atoi(strings.TrimSuffix(v, "MiB"))
+		if err != nil {
+			b.Fatalf("DELTASYNC_SCALE_MEMLIMIT %q: want e.g. 360MiB", v)
+		}
+		debug.SetMemoryLimit(int64(mib) << 20)
+		defer debug.SetMemoryLimit(math.MaxInt64) // no limit, the default
+	}
 	baseRSS := peakRSSMiB()
 	rec, err := sync.New(opts)
 	if err != nil {

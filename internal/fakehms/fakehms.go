@@ -48,6 +48,10 @@ type Server struct {
 	// create_table is checked.
 	BeforeCreate func(db, table string)
 	dbLocs       map[string]string // database → location (CreateDatabase)
+	// BeforeGetTables, when set, runs (without the lock) as a
+	// get_table_objects_by_name_req arrives, before it is answered: a
+	// slow server, or a test watching how many are in flight at once.
+	BeforeGetTables func(db string, names []string)
 	// URL is thrift://127.0.0.1:PORT.
 	URL string
 
@@ -278,6 +282,9 @@ func (f *Server) GetTableReq(_ context.Context, req *hm.GetTableRequest) (*hm.Ge
 // GetTableObjectsByNameReq reads the named tables that exist, in the order asked.
 func (f *Server) GetTableObjectsByNameReq(_ context.Context, req *hm.GetTablesRequest) (*hm.GetTablesResult_, error) {
 	f.count("get_table_objects_by_name_req")
+	if f.BeforeGetTables != nil {
+		f.BeforeGetTables(req.DbName, req.TblNames)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	res := &hm.GetTablesResult_{Tables: []*hm.Table{}}

@@ -195,10 +195,12 @@ const hmsBatch = 100
 // hmsReadsInFlight is how many of a database's batch reads the listing
 // keeps outstanding. The steady cycle is those reads (the log checks
 // overlap them); their cost is per table on the server, not per call, so
-// a second read in flight hides one round trip's wait behind another's
-// work, and a third adds nothing measurable (BENCHMARKS.md, "Hive
-// Metastore: 10,000 tables": reads alone, 2 in flight 43% / 39% faster
-// than 1 on HMS 4.0.1 / 3.1.3, 4 no faster than 2).
+// a second read in flight hides one round trip's idle time behind
+// another's work, and more are not reliably better (BENCHMARKS.md, "Hive
+// Metastore: 10,000 tables" and "Two batch reads in flight": reads alone,
+// 2 in flight 25-43% faster than 1; the steady cycle on HMS 4.0.1, 10,000
+// tables, 7.17 s to 6.44 s on 2 shared cores; 4 in flight better than 2
+// in half the runs, worse in the others).
 const hmsReadsInFlight = 2
 
 // errStopped is readBatches' answer when each asked it to stop.

@@ -80,7 +80,7 @@ func TestHMSListTwoReadsInFlight(t *testing.T) {
 	var mu gosync.Mutex
 	inFlight, most, reads := 0, 0, 0
 	second := make(chan struct{})
-	srv.BeforeGetTables = func(string, []string) {
+	srv.BeforeGetTables = func(string, []string) error {
 		mu.Lock()
 		inFlight++
 		reads++
@@ -100,6 +100,7 @@ func TestHMSListTwoReadsInFlight(t *testing.T) {
 		mu.Lock()
 		inFlight--
 		mu.Unlock()
+		return nil
 	}
 	srv.Calls()
 	var got []string
@@ -130,7 +131,7 @@ func TestHMSListTwoReadsInFlight(t *testing.T) {
 // TestHMSListStops: when emit stops, or ctx ends, with the next batch's
 // read held by the server, the listing returns at once (the read is
 // cancelled, well inside the client's minute), leaves no read running,
-// and emits nothing past where it stopped. A read that fails ends its
+// and emits nothing past where it stopped. A read the server fails ends its
 // database's listing with an error naming the database, after the tables
 // of the batches before it and none after; the other databases are
 // listed whole.
@@ -138,10 +139,11 @@ func TestHMSListStops(t *testing.T) {
 	held := func(t *testing.T, srv *fakehms.Server, db string, from int) {
 		release := make(chan struct{})
 		t.Cleanup(func() { close(release) }) // before the fake stops: it waits for this handler
-		srv.BeforeGetTables = func(d string, names []string) {
+		srv.BeforeGetTables = func(d string, names []string) error {
 			if d == db && names[0] >= fmt.Sprintf("t%04d", from) {
 				<-release
 			}
+			return nil
 		}
 	}
 	for _, tc := range []struct {
@@ -188,8 +190,13 @@ func TestHMSListStops(t *testing.T) {
 		})
 	}
 	t.Run("read fails", func(t *testing.T) {
-		srv, k := listEnv(t, 300*time.Millisecond, map[string]int{"a": 500, "b": 250})
-		held(t, srv, "a", 300) // times out: the fourth batch of a fails
+		srv, k := listEnv(t, time.Minute, map[string]int{"a": 500, "b": 250})
+		srv.BeforeGetTables = func(db string, names []string) error {
+			if db == "a" && names[0] == "t0300" { // a's fourth batch
+				return errors.New("the server fails it")
+			}
+			return nil
+		}
 		var got []string
 		err := k.list(context.Background(), func(t Target, _ string) bool {
 			got = append(got, t.Name.String())

@@ -50,8 +50,10 @@ type Server struct {
 	dbLocs       map[string]string // database → location (CreateDatabase)
 	// BeforeGetTables, when set, runs (without the lock) as a
 	// get_table_objects_by_name_req arrives, before it is answered: a
-	// slow server, or a test watching how many are in flight at once.
-	BeforeGetTables func(db string, names []string)
+	// slow server, a test watching how many are in flight at once, or
+	// (returning an error) a read the server fails, answered as a
+	// MetaException.
+	BeforeGetTables func(db string, names []string) error
 	// URL is thrift://127.0.0.1:PORT.
 	URL string
 
@@ -283,7 +285,9 @@ func (f *Server) GetTableReq(_ context.Context, req *hm.GetTableRequest) (*hm.Ge
 func (f *Server) GetTableObjectsByNameReq(_ context.Context, req *hm.GetTablesRequest) (*hm.GetTablesResult_, error) {
 	f.count("get_table_objects_by_name_req")
 	if f.BeforeGetTables != nil {
-		f.BeforeGetTables(req.DbName, req.TblNames)
+		if err := f.BeforeGetTables(req.DbName, req.TblNames); err != nil {
+			return nil, &hm.MetaException{Message: err.Error()}
+		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -1,16 +1,22 @@
 package main
 
 import (
+	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	hm "github.com/beltran/gohive/hive_metastore"
 
 	"github.com/deltasync/deltasync/catalog/hms"
 	"github.com/deltasync/deltasync/internal/fakehms"
 	"github.com/deltasync/deltasync/internal/testcorpus"
+	"github.com/deltasync/deltasync/internal/testenv"
 )
 
 // TestHMSPlanOnce: catalog.url thrift:// selects the Hive Metastore kind;
@@ -87,6 +93,62 @@ func TestHMSPlanOutApply(t *testing.T) {
 	if code, out, errOut := runCLI(t, nil, "once", "--config", cfg); code != 0 || srv.Calls()["alter_table_with_environment_context"] != 0 {
 		t.Errorf("once after apply: exit %d, or it wrote\n%s\n%s", code, out, errOut)
 	}
+}
+
+// TestHMSCommandsCloseConnections: plan, apply, once and run (at
+// shutdown) against a metastore leave no connection open when they return
+// (closeCatalog): the fake counts the connections it accepted and has
+// seen closed. Each command must have opened one, or there is nothing to
+// assert. The garbage collector is off for the test: a leaked connection's
+// file is otherwise closed by its finalizer whenever a collection finds
+// the client unreachable, which would let a leak pass.
+func TestHMSCommandsCloseConnections(t *testing.T) {
+	gc := debug.SetGCPercent(-1)
+	t.Cleanup(func() { debug.SetGCPercent(gc) })
+	srv, cfg := hmsSparkTable(t)
+	accepted := 0
+	closed := func(cmd string) {
+		t.Helper()
+		n := srv.WaitConnsClosed(t, 2*time.Second)
+		if n == accepted {
+			t.Errorf("%s opened no connection to the metastore: nothing asserted", cmd)
+		}
+		accepted = n
+	}
+	planFile := filepath.Join(t.TempDir(), "plan.json")
+	if code, out, errOut := runCLI(t, nil, "plan", "--config", cfg, "--out", planFile); code != 2 {
+		t.Fatalf("plan: exit %d (want 2: drift)\n%s\n%s", code, out, errOut)
+	}
+	closed("plan")
+	if code, out, errOut := runCLI(t, nil, "apply", planFile, "--config", cfg); code != 0 {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	closed("apply")
+	if code, out, errOut := runCLI(t, nil, "once", "--config", cfg); code != 0 {
+		t.Fatalf("once: exit %d\n%s\n%s", code, out, errOut)
+	}
+	closed("once")
+
+	addr := testenv.FreeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"run", "--config", cfg, "--listen", addr, "--schedule", "@every 1s", "--log-level", "error"}, nil, io.Discard, io.Discard)
+	}()
+	ready := false
+	for range 400 { // bounded poll for the first cycle, not a timing assertion
+		if code, _ := runGet(t, "http://"+addr+"/readyz"); code == http.StatusOK {
+			ready = true
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 || !ready {
+		t.Fatalf("run: exit %d after cancel (want 0), ready %v", code, ready)
+	}
+	closed("run")
 }
 
 // hmsSparkTable is a fake HMS 4 with one table as Spark registers it

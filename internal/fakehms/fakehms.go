@@ -6,12 +6,15 @@ package fakehms
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/apache/thrift/lib/go/thrift"
 	hm "github.com/beltran/gohive/hive_metastore"
@@ -45,8 +48,18 @@ type Server struct {
 	// create_table is checked.
 	BeforeCreate func(db, table string)
 	dbLocs       map[string]string // database → location (CreateDatabase)
+	// BeforeGetTables, when set, runs (without the lock) as a
+	// get_table_objects_by_name_req arrives, before it is answered: a
+	// slow server, a test watching how many are in flight at once, or
+	// (returning an error) a read the server fails, answered as a
+	// MetaException.
+	BeforeGetTables func(db string, names []string) error
 	// URL is thrift://127.0.0.1:PORT.
 	URL string
+
+	conns    gosync.Mutex
+	open     map[*conn]bool // the connections accepted and not yet closed
+	accepted int
 }
 
 // New starts a fake playing version ("4.0.1" or "3.0") on 127.0.0.1,
@@ -62,10 +75,97 @@ func New(t testing.TB, version string) *Server {
 		t.Fatal(err)
 	}
 	f.URL = "thrift://" + sock.Addr().String()
-	srv := thrift.NewTSimpleServer4(hm.NewThriftHiveMetastoreProcessor(f), sock, thrift.NewTTransportFactory(), thrift.NewTBinaryProtocolFactoryConf(nil))
+	f.open = map[*conn]bool{}
+	srv := thrift.NewTSimpleServer4(hm.NewThriftHiveMetastoreProcessor(f), &listener{TServerSocket: sock, f: f}, thrift.NewTTransportFactory(), thrift.NewTBinaryProtocolFactoryConf(nil))
+	srv.SetLogContext(context.Background()) // unset, thrift dereferences nil logging a connection's error
 	go func() { _ = srv.AcceptLoop() }()
-	t.Cleanup(func() { _ = srv.Stop() })
+	t.Cleanup(func() {
+		// Stop waits for every connection's goroutine, and one blocks
+		// reading until its client closes: a client that leaked its
+		// connection would hold Stop until the garbage collector closed
+		// it (up to the runtime's 2-minute forced collection). OpenConns
+		// is how a test asserts none leaked; here they are closed first.
+		f.conns.Lock()
+		open := slices.Collect(maps.Keys(f.open))
+		f.conns.Unlock()
+		for _, c := range open {
+			c.shut.Store(true)
+			_ = c.Close()
+		}
+		_ = srv.Stop()
+	})
 	return f
+}
+
+// listener is the server socket, counting the connections it accepts
+// until they close.
+type listener struct {
+	*thrift.TServerSocket
+	f *Server
+}
+
+func (l *listener) Accept() (thrift.TTransport, error) {
+	t, err := l.TServerSocket.Accept()
+	if err != nil || t == nil {
+		return t, err
+	}
+	c := &conn{TTransport: t, f: l.f}
+	l.f.conns.Lock()
+	l.f.open[c] = true
+	l.f.accepted++
+	l.f.conns.Unlock()
+	return c, nil
+}
+
+// conn is an accepted connection; the server closes it when its client
+// has closed (the read ends), or at the test's end.
+type conn struct {
+	thrift.TTransport
+	f    *Server
+	shut atomic.Bool // closed by the server's cleanup: its read ends as at EOF
+}
+
+func (c *conn) Read(p []byte) (int, error) {
+	n, err := c.TTransport.Read(p)
+	if err != nil && c.shut.Load() {
+		return n, io.EOF
+	}
+	return n, err
+}
+
+func (c *conn) Close() error {
+	c.f.conns.Lock()
+	delete(c.f.open, c)
+	c.f.conns.Unlock()
+	return c.TTransport.Close()
+}
+
+// OpenConns is how many connections the server has accepted and not yet
+// seen closed, and how many it has accepted in all. A client's close is
+// seen when the server's read of it ends, just after the client's Close
+// returns: a test polls (WaitConnsClosed).
+func (f *Server) OpenConns() (open, accepted int) {
+	f.conns.Lock()
+	defer f.conns.Unlock()
+	return len(f.open), f.accepted
+}
+
+// WaitConnsClosed fails t unless every accepted connection is seen closed
+// within wait (polling), and returns how many were accepted in all.
+func (f *Server) WaitConnsClosed(t testing.TB, wait time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for {
+		open, accepted := f.OpenConns()
+		if open == 0 {
+			return accepted
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%d of the %d connections accepted still open after %s: a client did not close them", open, accepted, wait)
+			return accepted
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func (f *Server) count(op string) {
@@ -184,6 +284,11 @@ func (f *Server) GetTableReq(_ context.Context, req *hm.GetTableRequest) (*hm.Ge
 // GetTableObjectsByNameReq reads the named tables that exist, in the order asked.
 func (f *Server) GetTableObjectsByNameReq(_ context.Context, req *hm.GetTablesRequest) (*hm.GetTablesResult_, error) {
 	f.count("get_table_objects_by_name_req")
+	if f.BeforeGetTables != nil {
+		if err := f.BeforeGetTables(req.DbName, req.TblNames); err != nil {
+			return nil, &hm.MetaException{Message: err.Error()}
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	res := &hm.GetTablesResult_{Tables: []*hm.Table{}}

@@ -133,8 +133,9 @@ type BucketThrottling struct {
 	// ErrThrottled.
 	Failed int64
 	// Backoff is the bucket's shared backoff now: the most a throttling
-	// answer makes its requests wait next (doubled by each, halved by each
-	// success); 0 when the bucket is not throttled.
+	// answer makes its requests wait next (doubled by the first of each
+	// window of throttled requests, halved by each success); 0 when the
+	// bucket is not throttled.
 	Backoff time.Duration
 	// Held is how long from now no request of the bucket is sent (the
 	// backoff drawn, or a Retry-After); 0 when none is held.
@@ -177,10 +178,15 @@ func (s *StorageGates) Throttling() []BucketThrottling {
 }
 
 // Backoff of a throttled bucket: the first throttle holds the bucket for
-// up to throttleBase (with full jitter), each further one doubles it up to
-// throttleMax; every success halves it. A request is sent again at most
-// throttleRetries times for throttling before its error is returned.
-// Variables so tests can shorten them.
+// up to throttleBase (with full jitter), each further window of throttles
+// doubles it up to throttleMax; every success halves it. A window is the
+// requests sent between two such escalations: all the answers to requests
+// sent before the latest one are news of the rate that caused it, so they
+// do not escalate again (as TCP reduces once per round trip), or 64
+// requests in flight answered SlowDown together would take the backoff to
+// its cap at once. A request is sent again at most throttleRetries times
+// for throttling before its error is returned. Variables so tests can
+// shorten them.
 var (
 	throttleBase    = 100 * time.Millisecond
 	throttleMax     = 10 * time.Second
@@ -197,52 +203,74 @@ type bucketGate struct {
 	mu        stdsync.Mutex
 	backoff   time.Duration // current shared backoff; 0 when not throttled
 	notBefore time.Time     // no request of the bucket is sent before it
+	window    uint64        // escalations so far; a request carries the one it was sent in
 	throttled int64         // throttled answers seen (tests, metrics)
 	failed    int64         // requests failed as ErrThrottled (metrics)
 }
 
 // acquire waits for the bucket's backoff to pass, then for a slot of the
 // bucket and one of the process (in that order, so a busy bucket holds no
-// process slot while it waits for its own), and returns their release.
-func (g *bucketGate) acquire(ctx context.Context) (func(), error) {
+// process slot while it waits for its own), and returns their release and
+// the window the request is sent in. A hold that began while it waited for
+// its slot is waited out too: the slot goes back and it queues again.
+func (g *bucketGate) acquire(ctx context.Context) (func(), uint64, error) {
+	for {
+		if err := g.waitHold(ctx); err != nil {
+			return nil, 0, err
+		}
+		select {
+		case g.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		}
+		g.mu.Lock()
+		held, window := time.Now().Before(g.notBefore), g.window
+		g.mu.Unlock()
+		if held {
+			<-g.slots
+			continue
+		}
+		select {
+		case g.process <- struct{}{}:
+		case <-ctx.Done():
+			<-g.slots
+			return nil, 0, ctx.Err()
+		}
+		g.inFlight.Add(1)
+		return func() {
+			g.inFlight.Add(-1)
+			<-g.process
+			<-g.slots
+		}, window, nil
+	}
+}
+
+// waitHold returns once the bucket is not held.
+func (g *bucketGate) waitHold(ctx context.Context) error {
 	for {
 		g.mu.Lock()
 		wait := time.Until(g.notBefore)
 		g.mu.Unlock()
 		if wait <= 0 {
-			break
+			return nil
 		}
 		tm := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			tm.Stop()
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-tm.C:
 		}
 	}
-	select {
-	case g.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	select {
-	case g.process <- struct{}{}:
-	case <-ctx.Done():
-		<-g.slots
-		return nil, ctx.Err()
-	}
-	g.inFlight.Add(1)
-	return func() {
-		g.inFlight.Add(-1)
-		<-g.process
-		<-g.slots
-	}, nil
 }
 
-// record updates the bucket's backoff with the outcome of one request:
-// a throttled answer (retryAfter is its Retry-After, 0 if none) holds the
-// bucket's requests; any other outcome eases the backoff.
-func (g *bucketGate) record(throttled bool, retryAfter time.Duration) {
+// record updates the bucket's backoff with the outcome of one request
+// sent in window sent: the first throttled answer of a window (retryAfter
+// is its Retry-After, 0 if none) escalates the backoff, opens the next
+// window and holds the bucket's requests; a later one of the same window
+// only holds them for its Retry-After; any other outcome eases the
+// backoff.
+func (g *bucketGate) record(throttled bool, retryAfter time.Duration, sent uint64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !throttled {
@@ -255,9 +283,12 @@ func (g *bucketGate) record(throttled bool, retryAfter time.Duration) {
 		return
 	}
 	g.throttled++
-	g.backoff = min(max(2*g.backoff, throttleBase), throttleMax)
-	wait := time.Duration(rand.Int64N(int64(g.backoff)) + 1)
-	wait = max(wait, min(retryAfter, throttleMax))
+	wait := min(retryAfter, throttleMax)
+	if sent == g.window {
+		g.window++
+		g.backoff = min(max(2*g.backoff, throttleBase), throttleMax)
+		wait = max(wait, time.Duration(rand.Int64N(int64(g.backoff))+1))
+	}
 	if until := time.Now().Add(wait); until.After(g.notBefore) {
 		g.notBefore = until
 	}
@@ -303,15 +334,15 @@ func (g *bucketGate) do(ctx context.Context, f func() error) error {
 	}
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
-		release, err := g.acquire(ctx)
+		release, window, err := g.acquire(ctx)
 		if err != nil {
 			return err
 		}
 		growStack(attempt)
 		err = f()
-		release()
 		retryAfter, throttled := throttleOf(err)
-		g.record(throttled, retryAfter)
+		g.record(throttled, retryAfter, window) // before the slot frees, so a request queued for it sees the hold
+		release()
 		if !throttled || ctx.Err() != nil {
 			return err
 		}

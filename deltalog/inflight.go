@@ -97,7 +97,8 @@ func (s *StorageGates) gate(key string) *bucketGate {
 	defer s.mu.Unlock()
 	g := s.gates[key]
 	if g == nil {
-		g = &bucketGate{name: bucketName(key), slots: make(chan struct{}, s.limits.MaxInFlightPerBucket), process: s.process, inFlight: &s.inFlight}
+		g = &bucketGate{name: bucketName(key), slots: make(chan struct{}, s.limits.MaxInFlightPerBucket), process: s.process, inFlight: &s.inFlight,
+			limit: s.limits.MaxInFlightPerBucket}
 		s.gates[key] = g
 	}
 	return g
@@ -185,8 +186,16 @@ func (s *StorageGates) Throttling() []BucketThrottling {
 // do not escalate again (as TCP reduces once per round trip), or 64
 // requests in flight answered SlowDown together would take the backoff to
 // its cap at once. A request is sent again at most throttleRetries times
-// for throttling before its error is returned. Variables so tests can
-// shorten them.
+// for throttling before its error is returned.
+//
+// The escalation that opens a window also halves the requests the bucket
+// may have in flight (its limit, never below 1) if any request succeeded
+// since the previous one: the store lets some through, so fewer at once
+// is the rate it allows. Each limit's worth of successes raises the limit
+// by one, up to max_in_flight_per_bucket (as TCP's congestion window).
+// A store refusing every request keeps the limit; only the backoff grows.
+//
+// Variables so tests can shorten them.
 var (
 	throttleBase    = 100 * time.Millisecond
 	throttleMax     = 10 * time.Second
@@ -196,7 +205,7 @@ var (
 // bucketGate is the limit and the throttling state one bucket's tables share.
 type bucketGate struct {
 	name     string        // the bucket as metrics name it (bucketName)
-	slots    chan struct{} // per-bucket requests in flight
+	slots    chan struct{} // per-bucket requests in flight, and the parked slots
 	process  chan struct{} // the process's (StorageGates.process)
 	inFlight *atomic.Int64 // the process's count (StorageGates.inFlight)
 
@@ -204,6 +213,10 @@ type bucketGate struct {
 	backoff   time.Duration // current shared backoff; 0 when not throttled
 	notBefore time.Time     // no request of the bucket is sent before it
 	window    uint64        // escalations so far; a request carries the one it was sent in
+	limit     int           // requests in flight allowed now, 1 to cap(slots)
+	parked    int           // slots the gate holds so that only limit are free: up to cap(slots)-limit
+	succeeded int           // successes since the limit last rose
+	since     int           // successes since the last escalation
 	throttled int64         // throttled answers seen (tests, metrics)
 	failed    int64         // requests failed as ErrThrottled (metrics)
 }
@@ -227,21 +240,35 @@ func (g *bucketGate) acquire(ctx context.Context) (func(), uint64, error) {
 		held, window := time.Now().Before(g.notBefore), g.window
 		g.mu.Unlock()
 		if held {
-			<-g.slots
+			g.freeSlot()
 			continue
 		}
 		select {
 		case g.process <- struct{}{}:
 		case <-ctx.Done():
-			<-g.slots
+			g.freeSlot()
 			return nil, 0, ctx.Err()
 		}
 		g.inFlight.Add(1)
 		return func() {
 			g.inFlight.Add(-1)
 			<-g.process
-			<-g.slots
+			g.freeSlot()
 		}, window, nil
+	}
+}
+
+// freeSlot gives back a bucket slot, or parks it while fewer than the
+// limit allows are parked.
+func (g *bucketGate) freeSlot() {
+	g.mu.Lock()
+	park := g.parked < cap(g.slots)-g.limit
+	if park {
+		g.parked++
+	}
+	g.mu.Unlock()
+	if !park {
+		<-g.slots
 	}
 }
 
@@ -280,12 +307,25 @@ func (g *bucketGate) record(throttled bool, retryAfter time.Duration, sent uint6
 				g.backoff = 0
 			}
 		}
+		g.since++
+		if g.limit < cap(g.slots) {
+			if g.succeeded++; g.succeeded >= g.limit {
+				g.limit, g.succeeded = g.limit+1, 0
+				if g.parked > cap(g.slots)-g.limit {
+					g.parked--
+					<-g.slots // never blocks: the parked slot is in the channel
+				}
+			}
+		}
 		return
 	}
 	g.throttled++
 	wait := min(retryAfter, throttleMax)
 	if sent == g.window {
 		g.window++
+		if g.since > 0 {
+			g.limit, g.succeeded, g.since = max(1, g.limit/2), 0, 0
+		}
 		g.backoff = min(max(2*g.backoff, throttleBase), throttleMax)
 		wait = max(wait, time.Duration(rand.Int64N(int64(g.backoff))+1))
 	}

@@ -32,10 +32,39 @@ func sendWindow(t *testing.T, g *bucketGate, n int, throttled bool) []uint64 {
 		windows = append(windows, w)
 	}
 	for i, release := range releases {
+		g.record(throttled, 0, windows[i]) // then the slot frees, as in do
 		release()
-		g.record(throttled, 0, windows[i])
 	}
 	return windows
+}
+
+func limitOf(g *bucketGate) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.limit
+}
+
+// canSend reports how many requests g lets in flight at once now (up to
+// cap(slots)+1 tried): each further one waits, and is given up after
+// 20 ms.
+func canSend(t *testing.T, g *bucketGate) int {
+	t.Helper()
+	var releases []func()
+	defer func() {
+		for _, r := range releases {
+			r()
+		}
+	}()
+	for range cap(g.slots) + 1 {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		release, _, err := g.acquire(ctx)
+		cancel()
+		if err != nil {
+			break
+		}
+		releases = append(releases, release)
+	}
+	return len(releases)
 }
 
 func backoffOf(g *bucketGate) time.Duration {
@@ -133,5 +162,68 @@ func TestHoldBegunWhileQueuedIsWaited(t *testing.T) {
 	g.mu.Unlock()
 	if sent := <-got; sent.Before(notBefore) {
 		t.Errorf("queued request sent %v before the hold ended", notBefore.Sub(sent))
+	}
+}
+
+// TestThrottledWindowHalvesLimit: a window of throttled answers after
+// some success halves the requests the bucket may have in flight (64 →
+// 32 → 16), a limit the gate keeps; a window in which nothing succeeded
+// (the store refusing every request) leaves it and only the backoff
+// grows; it never goes below 1.
+func TestThrottledWindowHalvesLimit(t *testing.T) {
+	shortBackoff(t)
+	g := newGates(t, StorageLimits{}).gate("s3://hot")
+	if n := canSend(t, g); n != DefaultMaxInFlightPerBucket {
+		t.Fatalf("unthrottled bucket: %d requests in flight at once, want %d", n, DefaultMaxInFlightPerBucket)
+	}
+	sendWindow(t, g, 1, false)
+	sendWindow(t, g, DefaultMaxInFlightPerBucket, true)
+	if l, n := limitOf(g), canSend(t, g); l != 32 || n != 32 {
+		t.Errorf("after a window of throttles: limit %d, %d in flight at once; want 32", l, n)
+	}
+	sendWindow(t, g, 1, false)
+	sendWindow(t, g, 32, true)
+	if l, n := limitOf(g), canSend(t, g); l != 16 || n != 16 {
+		t.Errorf("after a second window: limit %d, %d in flight at once; want 16", l, n)
+	}
+	// Nothing succeeds: the limit stays, the backoff doubles.
+	before := backoffOf(g)
+	sendWindow(t, g, 16, true)
+	if l, b := limitOf(g), backoffOf(g); l != 16 || b != 2*before {
+		t.Errorf("after a window refused whole: limit %d, backoff %v; want 16, %v", l, b, 2*before)
+	}
+	for range 10 {
+		sendWindow(t, g, 1, false)
+		sendWindow(t, g, 1, true)
+	}
+	if l, n := limitOf(g), canSend(t, g); l != 1 || n != 1 {
+		t.Errorf("after many windows: limit %d, %d in flight at once; want 1", l, n)
+	}
+}
+
+// TestSuccessesRaiseLimit: from a limit of L, each L successes raise it by
+// one, back to max_in_flight_per_bucket and never above it.
+func TestSuccessesRaiseLimit(t *testing.T) {
+	shortBackoff(t)
+	g := newGates(t, StorageLimits{MaxInFlightPerBucket: 8}).gate("s3://hot")
+	sendWindow(t, g, 1, false)
+	sendWindow(t, g, 8, true)
+	sendWindow(t, g, 1, false)
+	sendWindow(t, g, 4, true)
+	if l := limitOf(g); l != 2 {
+		t.Fatalf("limit %d after two windows of throttles, want 2", l)
+	}
+	sendWindow(t, g, 1, false) // the success of the last window's check
+	for _, want := range []int{3, 4, 5, 6, 7, 8} {
+		sendWindow(t, g, want-1, false)
+		if l, n := limitOf(g), canSend(t, g); l != want || n != want {
+			t.Errorf("limit %d, %d in flight at once; want %d", l, n, want)
+		}
+	}
+	for range 100 {
+		sendWindow(t, g, 1, false)
+	}
+	if l, n := limitOf(g), canSend(t, g); l != 8 || n != 8 {
+		t.Errorf("after 100 more successes: limit %d, %d in flight at once; want 8 (max_in_flight_per_bucket)", l, n)
 	}
 }

@@ -97,7 +97,8 @@ func (s *StorageGates) gate(key string) *bucketGate {
 	defer s.mu.Unlock()
 	g := s.gates[key]
 	if g == nil {
-		g = &bucketGate{name: bucketName(key), slots: make(chan struct{}, s.limits.MaxInFlightPerBucket), process: s.process, inFlight: &s.inFlight}
+		g = &bucketGate{name: bucketName(key), slots: make(chan struct{}, s.limits.MaxInFlightPerBucket), process: s.process, inFlight: &s.inFlight,
+			limit: s.limits.MaxInFlightPerBucket}
 		s.gates[key] = g
 	}
 	return g
@@ -133,8 +134,9 @@ type BucketThrottling struct {
 	// ErrThrottled.
 	Failed int64
 	// Backoff is the bucket's shared backoff now: the most a throttling
-	// answer makes its requests wait next (doubled by each, halved by each
-	// success); 0 when the bucket is not throttled.
+	// answer makes its requests wait next (doubled by the first of each
+	// window of throttled requests, halved by each success); 0 when the
+	// bucket is not throttled.
 	Backoff time.Duration
 	// Held is how long from now no request of the bucket is sent (the
 	// backoff drawn, or a Retry-After); 0 when none is held.
@@ -177,9 +179,22 @@ func (s *StorageGates) Throttling() []BucketThrottling {
 }
 
 // Backoff of a throttled bucket: the first throttle holds the bucket for
-// up to throttleBase (with full jitter), each further one doubles it up to
-// throttleMax; every success halves it. A request is sent again at most
-// throttleRetries times for throttling before its error is returned.
+// up to throttleBase (with full jitter), each further window of throttles
+// doubles it up to throttleMax; every success halves it. A window is the
+// requests sent between two such escalations: all the answers to requests
+// sent before the latest one are news of the rate that caused it, so they
+// do not escalate again (as TCP reduces once per round trip), or 64
+// requests in flight answered SlowDown together would take the backoff to
+// its cap at once. A request is sent again at most throttleRetries times
+// for throttling before its error is returned.
+//
+// The escalation that opens a window also halves the requests the bucket
+// may have in flight (its limit, never below 1) if any request succeeded
+// since the previous one: the store lets some through, so fewer at once
+// is the rate it allows. Each limit's worth of successes raises the limit
+// by one, up to max_in_flight_per_bucket (as TCP's congestion window).
+// A store refusing every request keeps the limit; only the backoff grows.
+//
 // Variables so tests can shorten them.
 var (
 	throttleBase    = 100 * time.Millisecond
@@ -190,59 +205,99 @@ var (
 // bucketGate is the limit and the throttling state one bucket's tables share.
 type bucketGate struct {
 	name     string        // the bucket as metrics name it (bucketName)
-	slots    chan struct{} // per-bucket requests in flight
+	slots    chan struct{} // per-bucket requests in flight, and the parked slots
 	process  chan struct{} // the process's (StorageGates.process)
 	inFlight *atomic.Int64 // the process's count (StorageGates.inFlight)
 
 	mu        stdsync.Mutex
 	backoff   time.Duration // current shared backoff; 0 when not throttled
 	notBefore time.Time     // no request of the bucket is sent before it
+	window    uint64        // escalations so far; a request carries the one it was sent in
+	limit     int           // requests in flight allowed now, 1 to cap(slots)
+	parked    int           // slots the gate holds so that only limit are free: up to cap(slots)-limit
+	succeeded int           // successes since the limit last rose
+	since     int           // successes since the last escalation
 	throttled int64         // throttled answers seen (tests, metrics)
 	failed    int64         // requests failed as ErrThrottled (metrics)
 }
 
 // acquire waits for the bucket's backoff to pass, then for a slot of the
 // bucket and one of the process (in that order, so a busy bucket holds no
-// process slot while it waits for its own), and returns their release.
-func (g *bucketGate) acquire(ctx context.Context) (func(), error) {
+// process slot while it waits for its own), and returns their release and
+// the window the request is sent in. A hold that began while it waited for
+// its slot is waited out too: the slot goes back and it queues again.
+func (g *bucketGate) acquire(ctx context.Context) (func(), uint64, error) {
+	for {
+		if err := g.waitHold(ctx); err != nil {
+			return nil, 0, err
+		}
+		select {
+		case g.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		}
+		g.mu.Lock()
+		held, window := time.Now().Before(g.notBefore), g.window
+		g.mu.Unlock()
+		if held {
+			g.freeSlot()
+			continue
+		}
+		select {
+		case g.process <- struct{}{}:
+		case <-ctx.Done():
+			g.freeSlot()
+			return nil, 0, ctx.Err()
+		}
+		g.inFlight.Add(1)
+		return func() {
+			g.inFlight.Add(-1)
+			<-g.process
+			g.freeSlot()
+		}, window, nil
+	}
+}
+
+// freeSlot gives back a bucket slot, or parks it while fewer than the
+// limit allows are parked.
+func (g *bucketGate) freeSlot() {
+	g.mu.Lock()
+	park := g.parked < cap(g.slots)-g.limit
+	if park {
+		g.parked++
+	}
+	g.mu.Unlock()
+	if !park {
+		<-g.slots
+	}
+}
+
+// waitHold returns once the bucket is not held.
+func (g *bucketGate) waitHold(ctx context.Context) error {
 	for {
 		g.mu.Lock()
 		wait := time.Until(g.notBefore)
 		g.mu.Unlock()
 		if wait <= 0 {
-			break
+			return nil
 		}
 		tm := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			tm.Stop()
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-tm.C:
 		}
 	}
-	select {
-	case g.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	select {
-	case g.process <- struct{}{}:
-	case <-ctx.Done():
-		<-g.slots
-		return nil, ctx.Err()
-	}
-	g.inFlight.Add(1)
-	return func() {
-		g.inFlight.Add(-1)
-		<-g.process
-		<-g.slots
-	}, nil
 }
 
-// record updates the bucket's backoff with the outcome of one request:
-// a throttled answer (retryAfter is its Retry-After, 0 if none) holds the
-// bucket's requests; any other outcome eases the backoff.
-func (g *bucketGate) record(throttled bool, retryAfter time.Duration) {
+// record updates the bucket's backoff with the outcome of one request
+// sent in window sent: the first throttled answer of a window (retryAfter
+// is its Retry-After, 0 if none) escalates the backoff, opens the next
+// window and holds the bucket's requests; a later one of the same window
+// only holds them for its Retry-After; any other outcome eases the
+// backoff.
+func (g *bucketGate) record(throttled bool, retryAfter time.Duration, sent uint64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !throttled {
@@ -252,12 +307,28 @@ func (g *bucketGate) record(throttled bool, retryAfter time.Duration) {
 				g.backoff = 0
 			}
 		}
+		g.since++
+		if g.limit < cap(g.slots) {
+			if g.succeeded++; g.succeeded >= g.limit {
+				g.limit, g.succeeded = g.limit+1, 0
+				if g.parked > cap(g.slots)-g.limit {
+					g.parked--
+					<-g.slots // never blocks: the parked slot is in the channel
+				}
+			}
+		}
 		return
 	}
 	g.throttled++
-	g.backoff = min(max(2*g.backoff, throttleBase), throttleMax)
-	wait := time.Duration(rand.Int64N(int64(g.backoff)) + 1)
-	wait = max(wait, min(retryAfter, throttleMax))
+	wait := min(retryAfter, throttleMax)
+	if sent == g.window {
+		g.window++
+		if g.since > 0 {
+			g.limit, g.succeeded, g.since = max(1, g.limit/2), 0, 0
+		}
+		g.backoff = min(max(2*g.backoff, throttleBase), throttleMax)
+		wait = max(wait, time.Duration(rand.Int64N(int64(g.backoff))+1))
+	}
 	if until := time.Now().Add(wait); until.After(g.notBefore) {
 		g.notBefore = until
 	}
@@ -303,15 +374,15 @@ func (g *bucketGate) do(ctx context.Context, f func() error) error {
 	}
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
-		release, err := g.acquire(ctx)
+		release, window, err := g.acquire(ctx)
 		if err != nil {
 			return err
 		}
 		growStack(attempt)
 		err = f()
-		release()
 		retryAfter, throttled := throttleOf(err)
-		g.record(throttled, retryAfter)
+		g.record(throttled, retryAfter, window) // before the slot frees, so a request queued for it sees the hold
+		release()
 		if !throttled || ctx.Err() != nil {
 			return err
 		}

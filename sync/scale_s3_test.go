@@ -31,6 +31,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"gocloud.dev/blob"
+	"golang.org/x/time/rate"
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/internal/fakes3"
@@ -56,7 +57,10 @@ const (
 	scaleS3StatsPath  = "/_fleet_stats" // not a bucket name S3 allows
 	// scaleS3HotEnv, when set, puts the odd tables in a second bucket,
 	// "hot", whose next N requests POST scaleS3ThrottlePath?n=N answers
-	// with 503 SlowDown (BenchmarkScaleS3Throttled).
+	// with 503 SlowDown (BenchmarkScaleS3Throttled). POST
+	// scaleS3ThrottlePath?rate=R&burst=B throttles it by rate instead, as
+	// S3 does: a token bucket of B tokens filled at R per second, every
+	// request finding it empty answered SlowDown (rate=0 ends it).
 	scaleS3HotEnv       = "DELTASYNC_SCALE_S3_HOT"
 	scaleS3ThrottlePath = "/_fleet_throttle"
 )
@@ -71,6 +75,10 @@ type s3Stats struct {
 	LakeRequests int64 `json:"lake_requests"`
 	LakeLastNs   int64 `json:"lake_last_ns"`
 	Throttled    int64 `json:"throttled"`
+	// The same of "hot": its requests (throttled or not) and when the
+	// last of them was answered.
+	HotRequests int64 `json:"hot_requests"`
+	HotLastNs   int64 `json:"hot_last_ns"`
 }
 
 // TestScaleS3Server is the S3 process of BenchmarkScaleS3; it does nothing
@@ -127,16 +135,29 @@ func TestScaleS3Server(t *testing.T) {
 		latency = d
 	}
 	fake := gofakes3.New(backend).Server()
-	var requests, inFlight, peak, lakeRequests, lakeLast, throttleLeft, throttled atomic.Int64
+	var requests, inFlight, peak, lakeRequests, lakeLast, throttleLeft, throttled, hotRequests, hotLast atomic.Int64
+	var hotRate atomic.Pointer[rate.Limiter] // nil: hot is not throttled by rate
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case scaleS3StatsPath:
 			st := s3Stats{Requests: requests.Swap(0), PeakFlight: peak.Swap(inFlight.Load()), ProcessCPUs: cpuTime().Milliseconds(),
-				LakeRequests: lakeRequests.Swap(0), LakeLastNs: lakeLast.Swap(0), Throttled: throttled.Swap(0)}
+				LakeRequests: lakeRequests.Swap(0), LakeLastNs: lakeLast.Swap(0), Throttled: throttled.Swap(0),
+				HotRequests: hotRequests.Swap(0), HotLastNs: hotLast.Swap(0)}
 			_ = json.NewEncoder(w).Encode(st)
 			return
 		case scaleS3ThrottlePath:
-			k, _ := strconv.ParseInt(r.URL.Query().Get("n"), 10, 64)
+			q := r.URL.Query()
+			if q.Has("rate") {
+				perSec, _ := strconv.ParseFloat(q.Get("rate"), 64)
+				burst, _ := strconv.Atoi(q.Get("burst"))
+				if perSec <= 0 {
+					hotRate.Store(nil)
+				} else {
+					hotRate.Store(rate.NewLimiter(rate.Limit(perSec), max(burst, 1)))
+				}
+				return
+			}
+			k, _ := strconv.ParseInt(q.Get("n"), 10, 64)
 			throttleLeft.Store(k)
 			return
 		}
@@ -144,6 +165,10 @@ func TestScaleS3Server(t *testing.T) {
 		if bucket == "lake" {
 			defer func() { lakeLast.Store(time.Now().UnixNano()) }()
 			lakeRequests.Add(1)
+		}
+		if bucket == "hot" {
+			defer func() { hotLast.Store(time.Now().UnixNano()) }()
+			hotRequests.Add(1)
 		}
 		requests.Add(1)
 		now := inFlight.Add(1)
@@ -153,7 +178,7 @@ func TestScaleS3Server(t *testing.T) {
 		}
 		defer inFlight.Add(-1)
 		time.Sleep(latency) // the round trip to the store
-		if bucket == "hot" && throttleLeft.Add(-1) >= 0 {
+		if bucket == "hot" && (throttleLeft.Add(-1) >= 0 || !allow(hotRate.Load())) {
 			throttled.Add(1)
 			w.Header().Set("Content-Type", "application/xml")
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -167,6 +192,9 @@ func TestScaleS3Server(t *testing.T) {
 	fmt.Printf("\nGOFAKES3_URL=%s\n", srv.URL)
 	_, _ = io.Copy(io.Discard, os.Stdin)
 }
+
+// allow reports whether l, if any, lets one more request through now.
+func allow(l *rate.Limiter) bool { return l == nil || l.Allow() }
 
 // startScaleS3 starts TestScaleS3Server over n tables of dir and returns
 // its URL.

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -27,6 +28,14 @@ import (
 // answer of the last request "lake" served (its tables' checks), against
 // the same in the cycles without faults.
 //
+// With DELTASYNC_SCALE_S3_HOT_RATE=R the last cycle throttles "hot" by
+// rate instead, as S3 does: a token bucket filled at R requests per
+// second (DELTASYNC_SCALE_S3_HOT_BURST tokens, default R/10), every
+// request above it answered SlowDown. Then what is measured is also the
+// hot bucket's cycle (to its last answer) against the ideal, its
+// requests served over R, with the SlowDowns it was answered and the
+// requests that failed as ErrThrottled.
+//
 //	DELTASYNC_SCALE_S3_TABLES=2000 go test ./sync -run '^$' -bench '^BenchmarkScaleS3Throttled$' -benchtime 1x -v -timeout 0
 func BenchmarkScaleS3Throttled(b *testing.B) {
 	n, _ := strconv.Atoi(os.Getenv(scaleS3TablesEnv))
@@ -36,6 +45,20 @@ func BenchmarkScaleS3Throttled(b *testing.B) {
 	catalogLatency := os.Getenv(scaleLatencyEnv)
 	if catalogLatency == "" {
 		catalogLatency = "10ms"
+	}
+	var hotRate float64
+	hotBurst := 0
+	if v := os.Getenv(scaleS3HotRateEnv); v != "" {
+		var err error
+		if hotRate, err = strconv.ParseFloat(v, 64); err != nil || hotRate <= 0 {
+			b.Fatalf("%s=%q: want requests per second", scaleS3HotRateEnv, v)
+		}
+		hotBurst = max(1, int(hotRate/10))
+		if v := os.Getenv(scaleS3HotBurstEnv); v != "" {
+			if hotBurst, err = strconv.Atoi(v); err != nil || hotBurst <= 0 {
+				b.Fatalf("%s=%q: want a count of requests", scaleS3HotBurstEnv, v)
+			}
+		}
 	}
 	dir := scaleTables(b, n)
 	s3URL := startScaleS3(b, n, dir, scaleS3HotEnv+"=1")
@@ -47,7 +70,12 @@ func BenchmarkScaleS3Throttled(b *testing.B) {
 
 	reg := prometheus.NewRegistry()
 	metrics := sync.NewMetrics(reg, "scale")
-	opts := sync.Options{Metrics: metrics, ResyncInterval: time.Hour}
+	gates, err := deltalog.NewStorageGates(deltalog.StorageLimits{}) // the defaults, as cmd makes them
+	if err != nil {
+		b.Fatal(err)
+	}
+	metrics.ObserveStorageGates(gates)
+	opts := sync.Options{Metrics: metrics, ResyncInterval: time.Hour, LogOptions: []deltalog.Option{deltalog.WithStorageGates(gates)}}
 	client, err := catalog.New(ucURL, catalog.Options{IdleConnsPerHost: 6})
 	if err != nil {
 		b.Fatal(err)
@@ -71,28 +99,44 @@ func BenchmarkScaleS3Throttled(b *testing.B) {
 	ctx := context.Background()
 
 	type result struct {
-		name             string
-		wall, cold       time.Duration
-		lakeReqs, slowed int64
-		unchanged, fail  int
-		load             string
+		name                      string
+		wall, cold, hot           time.Duration
+		lakeReqs, hotReqs, slowed int64
+		failedReqs                int64 // failed as ErrThrottled
+		unchanged, fail           int
+		load                      string
 	}
 	var results []result
-	cycle := func(name string, slowDowns int) result {
+	throttle := func(query string) {
+		resp, err := http.Post(s3URL+scaleS3ThrottlePath+"?"+query, "text/plain", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	failedSoFar := func() (n int64) {
+		for _, t := range gates.Throttling() {
+			n += t.Failed
+		}
+		return n
+	}
+	cycle := func(name string, slowDowns int, perSec float64) result {
 		loadavg, _ := os.ReadFile("/proc/loadavg")
 		takeS3Stats(b, s3URL)
 		if slowDowns > 0 {
-			resp, err := http.Post(fmt.Sprintf("%s%s?n=%d", s3URL, scaleS3ThrottlePath, slowDowns), "text/plain", nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			resp.Body.Close()
+			throttle(fmt.Sprintf("n=%d", slowDowns))
 		}
+		if perSec > 0 {
+			throttle(fmt.Sprintf("rate=%g&burst=%d", perSec, hotBurst))
+			defer throttle("rate=0")
+		}
+		failedBefore := failedSoFar()
 		start := time.Now()
 		rep := rec.Sync(ctx)
 		wall := time.Since(start)
 		st := takeS3Stats(b, s3URL)
-		r := result{name: name, wall: wall, cold: time.Unix(0, st.LakeLastNs).Sub(start), lakeReqs: st.LakeRequests, slowed: st.Throttled,
+		r := result{name: name, wall: wall, cold: time.Unix(0, st.LakeLastNs).Sub(start), hot: time.Unix(0, st.HotLastNs).Sub(start),
+			lakeReqs: st.LakeRequests, hotReqs: st.HotRequests, slowed: st.Throttled, failedReqs: failedSoFar() - failedBefore,
 			unchanged: rep.Count(sync.OutcomeUnchanged), fail: len(rep.Results) - rep.Count(sync.OutcomeUnchanged), load: string(loadavg[:14])}
 		results = append(results, r)
 		if len(rep.Results) != n {
@@ -100,18 +144,23 @@ func BenchmarkScaleS3Throttled(b *testing.B) {
 		}
 		return r
 	}
-	if r := cycle("first", 0); r.unchanged != n {
+	if r := cycle("first", 0, 0); r.unchanged != n {
 		b.Fatalf("first cycle: %d of %d unchanged", r.unchanged, n)
 	}
 	var base []time.Duration
 	for i := range 3 {
-		r := cycle(fmt.Sprintf("steady %d", i+1), 0)
+		r := cycle(fmt.Sprintf("steady %d", i+1), 0, 0)
 		if r.unchanged != n {
 			b.Fatalf("steady cycle: %d of %d unchanged", r.unchanged, n)
 		}
 		base = append(base, r.cold)
 	}
-	r := cycle("SlowDown burst on hot", n) // n/2 hot tables, 2 SlowDowns each
+	var r result
+	if hotRate > 0 {
+		r = cycle(fmt.Sprintf("hot throttled to %g/s (burst %d)", hotRate, hotBurst), 0, hotRate)
+	} else {
+		r = cycle("SlowDown burst on hot", n, 0) // n/2 hot tables, 2 SlowDowns each
+	}
 	if r.lakeReqs != int64((n+1)/2) {
 		b.Errorf("the cold bucket served %d requests in the throttled cycle, want %d (one LIST per table)", r.lakeReqs, (n+1)/2)
 	}
@@ -124,10 +173,20 @@ func BenchmarkScaleS3Throttled(b *testing.B) {
 	}
 	best := min(base[0], base[1], base[2])
 	b.Logf("%d tables (%d in lake, %d in hot), GOMAXPROCS %d, S3 20 ms per request, catalog %s", n, (n+1)/2, n/2, runtime.GOMAXPROCS(0), catalogLatency)
-	b.Logf("| cycle | wall | cold bucket's cycle (to its last answer) | lake requests | SlowDowns answered | unchanged | other outcomes | load average |")
-	b.Logf("|---|---:|---:|---:|---:|---:|---:|---|")
+	b.Logf("| cycle | wall | cold bucket's cycle (to its last answer) | hot bucket's cycle | lake requests | hot requests | SlowDowns answered | failed as ErrThrottled | unchanged | other outcomes | load average |")
+	b.Logf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, c := range results {
-		b.Logf("| %s | %.2f s | %.2f s | %d | %d | %d | %d | %s |", c.name, c.wall.Seconds(), c.cold.Seconds(), c.lakeReqs, c.slowed, c.unchanged, c.fail, c.load)
+		b.Logf("| %s | %.2f s | %.2f s | %.2f s | %d | %d | %d | %d | %d | %d | %s |", c.name, c.wall.Seconds(), c.cold.Seconds(), c.hot.Seconds(),
+			c.lakeReqs, c.hotReqs, c.slowed, c.failedReqs, c.unchanged, c.fail, c.load)
+	}
+	if hotRate > 0 {
+		served := r.hotReqs - r.slowed
+		ideal := time.Duration(float64(served) / hotRate * float64(time.Second))
+		b.Logf("hot bucket: %d requests served in %.2f s, ideal at %g/s %.2f s (%.2f×); %d SlowDowns (%.2f per request served), %d failed as ErrThrottled",
+			served, r.hot.Seconds(), hotRate, ideal.Seconds(), r.hot.Seconds()/ideal.Seconds(), r.slowed, float64(r.slowed)/float64(served), r.failedReqs)
+		b.ReportMetric(r.hot.Seconds()/ideal.Seconds(), "hot-ideal-ratio")
+		b.ReportMetric(float64(r.slowed), "hot-slowdowns")
+		b.ReportMetric(float64(r.failedReqs), "hot-failed")
 	}
 	ratio := r.cold.Seconds() / best.Seconds()
 	b.Logf("cold bucket's cycle with the burst / fastest without: %.2f (target ≤ 1.2); / median without: %.2f", ratio,
@@ -136,6 +195,12 @@ func BenchmarkScaleS3Throttled(b *testing.B) {
 	b.ReportMetric(r.cold.Seconds(), "cold-throttled-s")
 	b.ReportMetric(best.Seconds(), "cold-base-s")
 }
+
+// The rate-based throttle of BenchmarkScaleS3Throttled.
+const (
+	scaleS3HotRateEnv  = "DELTASYNC_SCALE_S3_HOT_RATE"
+	scaleS3HotBurstEnv = "DELTASYNC_SCALE_S3_HOT_BURST"
+)
 
 func median3(d []time.Duration) time.Duration {
 	a, b, c := d[0], d[1], d[2]

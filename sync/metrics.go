@@ -197,7 +197,7 @@ func newStorageGatesCollector(ns string) *storageGatesCollector {
 		failed: prometheus.NewDesc(ns+"_storage_throttled_failures_total",
 			"Storage requests of the bucket that were still throttled after the shared backoff's retries and failed (the table's read fails with reason storage).", bucket, nil),
 		backoff: prometheus.NewDesc(ns+"_storage_backoff_seconds",
-			"The bucket's shared backoff now: the most its requests wait after the next throttling answer (doubled by each, halved by each success); 0: not throttled.", bucket, nil),
+			"The bucket's shared backoff now: the most its requests wait after the next throttling answer (doubled by the first throttled answer of each window of requests, halved by each success); 0: not throttled.", bucket, nil),
 		held: prometheus.NewDesc(ns+"_storage_held_seconds",
 			"Seconds from now during which no request of the bucket is sent (the backoff drawn, or a Retry-After); 0: not held.", bucket, nil),
 	}

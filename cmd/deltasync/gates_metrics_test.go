@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"strings"
 	"testing"
 
@@ -18,20 +17,7 @@ import (
 func TestAppExportsItsStorageGates(t *testing.T) {
 	tc := newTestCatalog(t)
 	tc.register("checkpoint", "a")
-	cfg := defaultConfig()
-	cfg.Catalog.URL = tc.srv.URL()
-	cfg.Tables = []tableRule{{Include: patternList{"cat.s.*"}}}
-	cfg.Storage.AllowedLocations = []string{allowTemp()}
-	c := &cli{ctx: context.Background(), stdout: io.Discard, stderr: io.Discard}
-	s, err := c.settings(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := c.newApp(s, dryRun, "plan")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.rec.Close()
+	a := testPlanApp(t, tc, nil)
 	if a.gates == nil {
 		t.Fatal("the app made no storage gates")
 	}

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"testing"
 
 	"github.com/deltasync/deltasync/sync"
@@ -25,25 +23,11 @@ func TestEventsShareTheReconcilersReadSlots(t *testing.T) {
 		{8, 64, 64},
 	} {
 		t.Run(fmt.Sprintf("concurrency %d, read_concurrency %d", tt.concurrency, tt.read), func(t *testing.T) {
-			cfg := defaultConfig()
-			cfg.Catalog.URL = tc.srv.URL()
-			cfg.Tables = []tableRule{{Include: patternList{"cat.s.*"}}}
-			cfg.Storage.AllowedLocations = []string{allowTemp()}
-			cfg.Concurrency, cfg.ReadConcurrency = tt.concurrency, tt.read
-			c := &cli{ctx: context.Background(), stdout: io.Discard, stderr: io.Discard}
-			s, err := c.settings(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := c.newApp(s, dryRun, "plan")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.rec.Close()
+			a := testPlanApp(t, tc, func(cfg *config) { cfg.Concurrency, cfg.ReadConcurrency = tt.concurrency, tt.read })
 			if got := a.rec.ReadConcurrency(); got != tt.want {
 				t.Errorf("reconciler reads %d tables at once, want %d", got, tt.want)
 			}
-			if got := s.events.Concurrency; got != a.rec.ReadConcurrency() {
+			if got := a.s.events.Concurrency; got != a.rec.ReadConcurrency() {
 				t.Errorf("events run %d reconciles at once, the reconciler has %d full-read slots", got, a.rec.ReadConcurrency())
 			}
 		})

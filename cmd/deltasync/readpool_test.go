@@ -69,21 +69,7 @@ func TestReconcilerReadsShareThePool(t *testing.T) {
 	tc := newTestCatalog(t)
 	tc.register("checkpoint", "a")
 	tc.register("basic-dv-with-checkpoint", "b")
-	cfg := defaultConfig()
-	cfg.Catalog.URL = tc.srv.URL()
-	cfg.Tables = []tableRule{{Include: patternList{"cat.s.*"}}}
-	cfg.Storage.AllowedLocations = []string{allowTemp()}
-	cfg.Storage.MaxReadMiB = 300
-	c := &cli{ctx: context.Background(), stdout: io.Discard, stderr: io.Discard}
-	s, err := c.settings(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := c.newApp(s, dryRun, "plan")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.rec.Close()
+	a := testPlanApp(t, tc, func(cfg *config) { cfg.Storage.MaxReadMiB = 300 })
 	want := "# HELP deltasync_log_read_memory_limit_bytes The shared memory pool's limit (storage.max_read_mib, in bytes); the oldest read is granted beyond it, by at most one storage.max_load_mib.\n" +
 		"# TYPE deltasync_log_read_memory_limit_bytes gauge\ndeltasync_log_read_memory_limit_bytes 3.145728e+08\n"
 	if err := testutil.GatherAndCompare(a.registry, strings.NewReader(want), "deltasync_log_read_memory_limit_bytes"); err != nil {
@@ -104,4 +90,29 @@ func TestReconcilerReadsShareThePool(t *testing.T) {
 	if got := a.readPool.InUse(); got != 0 {
 		t.Errorf("pool in use after the cycle: %d, want 0", got)
 	}
+}
+
+// testPlanApp builds the app plan would run on tc's tables cat.s.*, with
+// edit applied to the default configuration first; the reconciler is
+// closed when the test ends.
+func testPlanApp(t *testing.T, tc *testCatalog, edit func(*config)) *app {
+	t.Helper()
+	cfg := defaultConfig()
+	cfg.Catalog.URL = tc.srv.URL()
+	cfg.Tables = []tableRule{{Include: patternList{"cat.s.*"}}}
+	cfg.Storage.AllowedLocations = []string{allowTemp()}
+	if edit != nil {
+		edit(&cfg)
+	}
+	c := &cli{ctx: context.Background(), stdout: io.Discard, stderr: io.Discard}
+	s, err := c.settings(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := c.newApp(s, dryRun, "plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.rec.Close() })
+	return a
 }

@@ -467,7 +467,10 @@ func s3ListFloor(t testing.TB, ctx context.Context, s3URL, dir string, n int) (c
 	}
 	next := make(chan int)
 	var wg stdsync.WaitGroup
-	var failed atomic.Value
+	var (
+		mu       stdsync.Mutex
+		firstErr error
+	)
 	cpu0, start := cpuTime(), time.Now()
 	for range 64 {
 		wg.Go(func() {
@@ -484,7 +487,11 @@ func s3ListFloor(t testing.TB, ctx context.Context, s3URL, dir string, n int) (c
 					},
 				})
 				if err != nil {
-					failed.Store(err)
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
 				}
 			}
 		})
@@ -495,8 +502,8 @@ func s3ListFloor(t testing.TB, ctx context.Context, s3URL, dir string, n int) (c
 	close(next)
 	wg.Wait()
 	cpu, wall = cpuTime()-cpu0, time.Since(start)
-	if err, ok := failed.Load().(error); ok {
-		t.Fatal(err)
+	if firstErr != nil {
+		t.Fatal(firstErr)
 	}
 	return cpu, wall
 }

@@ -141,13 +141,19 @@ type BucketThrottling struct {
 	// Held is how long from now no request of the bucket is sent (the
 	// backoff drawn, or a Retry-After); 0 when none is held.
 	Held time.Duration
+	// InFlightLimit is how many requests the bucket may have in flight
+	// now: max_in_flight_per_bucket until the store throttles it, halved
+	// by each throttled window that followed a success, raised by one per
+	// limit's worth of successes. Two gates sharing the row give the
+	// smaller (the more throttled one's).
+	InFlightLimit int
 }
 
 // Throttling returns, by bucket name in order, what the gates have seen
 // of throttling: one row for each bucket a table was opened on since the
 // gates were made, throttled or not. Two gates of one bucket name (one
 // S3 bucket name on two endpoints) share a row: counts summed, the
-// longer backoff and hold.
+// longer backoff and hold, the smaller in-flight limit.
 func (s *StorageGates) Throttling() []BucketThrottling {
 	s.mu.Lock()
 	gates := make([]*bucketGate, 0, len(s.gates))
@@ -159,11 +165,12 @@ func (s *StorageGates) Throttling() []BucketThrottling {
 	rows := map[string]*BucketThrottling{}
 	for _, g := range gates {
 		r := rows[g.name]
+		g.mu.Lock()
 		if r == nil {
-			r = &BucketThrottling{Bucket: g.name}
+			r = &BucketThrottling{Bucket: g.name, InFlightLimit: g.limit}
 			rows[g.name] = r
 		}
-		g.mu.Lock()
+		r.InFlightLimit = min(r.InFlightLimit, g.limit)
 		r.Throttled += g.throttled
 		r.Failed += g.failed
 		r.Backoff = max(r.Backoff, g.backoff)

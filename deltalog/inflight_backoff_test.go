@@ -67,6 +67,19 @@ func canSend(t *testing.T, g *bucketGate) int {
 	return len(releases)
 }
 
+// rowLimit returns the in-flight limit gates.Throttling reports for
+// bucket, what deltasync_storage_in_flight_limit exports.
+func rowLimit(t *testing.T, gates *StorageGates, bucket string) int {
+	t.Helper()
+	for _, r := range gates.Throttling() {
+		if r.Bucket == bucket {
+			return r.InFlightLimit
+		}
+	}
+	t.Fatalf("Throttling() has no row for %s", bucket)
+	return 0
+}
+
 func backoffOf(g *bucketGate) time.Duration {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -169,61 +182,90 @@ func TestHoldBegunWhileQueuedIsWaited(t *testing.T) {
 // some success halves the requests the bucket may have in flight (64 →
 // 32 → 16), a limit the gate keeps; a window in which nothing succeeded
 // (the store refusing every request) leaves it and only the backoff
-// grows; it never goes below 1.
+// grows; it never goes below 1. Throttling's row reports the limit
+// throughout.
 func TestThrottledWindowHalvesLimit(t *testing.T) {
 	shortBackoff(t)
-	g := newGates(t, StorageLimits{}).gate("s3://hot")
-	if n := canSend(t, g); n != DefaultMaxInFlightPerBucket {
-		t.Fatalf("unthrottled bucket: %d requests in flight at once, want %d", n, DefaultMaxInFlightPerBucket)
+	gates := newGates(t, StorageLimits{})
+	g := gates.gate("s3://hot")
+	if r, n := rowLimit(t, gates, "s3://hot"), canSend(t, g); r != DefaultMaxInFlightPerBucket || n != DefaultMaxInFlightPerBucket {
+		t.Fatalf("unthrottled bucket: row's limit %d, %d requests in flight at once; want %d", r, n, DefaultMaxInFlightPerBucket)
 	}
 	sendWindow(t, g, 1, false)
 	sendWindow(t, g, DefaultMaxInFlightPerBucket, true)
-	if l, n := limitOf(g), canSend(t, g); l != 32 || n != 32 {
-		t.Errorf("after a window of throttles: limit %d, %d in flight at once; want 32", l, n)
+	if l, r, n := limitOf(g), rowLimit(t, gates, "s3://hot"), canSend(t, g); l != 32 || r != 32 || n != 32 {
+		t.Errorf("after a window of throttles: limit %d, row's %d, %d in flight at once; want 32", l, r, n)
 	}
 	sendWindow(t, g, 1, false)
 	sendWindow(t, g, 32, true)
-	if l, n := limitOf(g), canSend(t, g); l != 16 || n != 16 {
-		t.Errorf("after a second window: limit %d, %d in flight at once; want 16", l, n)
+	if l, r, n := limitOf(g), rowLimit(t, gates, "s3://hot"), canSend(t, g); l != 16 || r != 16 || n != 16 {
+		t.Errorf("after a second window: limit %d, row's %d, %d in flight at once; want 16", l, r, n)
 	}
 	// Nothing succeeds: the limit stays, the backoff doubles.
 	before := backoffOf(g)
 	sendWindow(t, g, 16, true)
-	if l, b := limitOf(g), backoffOf(g); l != 16 || b != 2*before {
-		t.Errorf("after a window refused whole: limit %d, backoff %v; want 16, %v", l, b, 2*before)
+	if l, r, b := limitOf(g), rowLimit(t, gates, "s3://hot"), backoffOf(g); l != 16 || r != 16 || b != 2*before {
+		t.Errorf("after a window refused whole: limit %d, row's %d, backoff %v; want 16, 16, %v", l, r, b, 2*before)
 	}
 	for range 10 {
 		sendWindow(t, g, 1, false)
 		sendWindow(t, g, 1, true)
 	}
-	if l, n := limitOf(g), canSend(t, g); l != 1 || n != 1 {
-		t.Errorf("after many windows: limit %d, %d in flight at once; want 1", l, n)
+	if l, r, n := limitOf(g), rowLimit(t, gates, "s3://hot"), canSend(t, g); l != 1 || r != 1 || n != 1 {
+		t.Errorf("after many windows: limit %d, row's %d, %d in flight at once; want 1", l, r, n)
 	}
 }
 
 // TestSuccessesRaiseLimit: from a limit of L, each L successes raise it by
-// one, back to max_in_flight_per_bucket and never above it.
+// one, back to max_in_flight_per_bucket and never above it, as
+// Throttling's row reports.
 func TestSuccessesRaiseLimit(t *testing.T) {
 	shortBackoff(t)
-	g := newGates(t, StorageLimits{MaxInFlightPerBucket: 8}).gate("s3://hot")
+	gates := newGates(t, StorageLimits{MaxInFlightPerBucket: 8})
+	g := gates.gate("s3://hot")
 	sendWindow(t, g, 1, false)
 	sendWindow(t, g, 8, true)
 	sendWindow(t, g, 1, false)
 	sendWindow(t, g, 4, true)
-	if l := limitOf(g); l != 2 {
-		t.Fatalf("limit %d after two windows of throttles, want 2", l)
+	if l, r := limitOf(g), rowLimit(t, gates, "s3://hot"); l != 2 || r != 2 {
+		t.Fatalf("limit %d, row's %d after two windows of throttles, want 2", l, r)
 	}
 	sendWindow(t, g, 1, false) // the success of the last window's check
 	for _, want := range []int{3, 4, 5, 6, 7, 8} {
 		sendWindow(t, g, want-1, false)
-		if l, n := limitOf(g), canSend(t, g); l != want || n != want {
-			t.Errorf("limit %d, %d in flight at once; want %d", l, n, want)
+		if l, r, n := limitOf(g), rowLimit(t, gates, "s3://hot"), canSend(t, g); l != want || r != want || n != want {
+			t.Errorf("limit %d, row's %d, %d in flight at once; want %d", l, r, n, want)
 		}
 	}
 	for range 100 {
 		sendWindow(t, g, 1, false)
 	}
-	if l, n := limitOf(g), canSend(t, g); l != 8 || n != 8 {
-		t.Errorf("after 100 more successes: limit %d, %d in flight at once; want 8 (max_in_flight_per_bucket)", l, n)
+	if l, r, n := limitOf(g), rowLimit(t, gates, "s3://hot"), canSend(t, g); l != 8 || r != 8 || n != 8 {
+		t.Errorf("after 100 more successes: limit %d, row's %d, %d in flight at once; want 8 (max_in_flight_per_bucket)", l, r, n)
+	}
+}
+
+// TestSharedRowTakesSmallerLimit: two gates of one bucket name (the same
+// S3 bucket name on two endpoints) share Throttling's row, and it reports
+// the more throttled gate's in-flight limit, whichever gate it reads
+// first.
+func TestSharedRowTakesSmallerLimit(t *testing.T) {
+	shortBackoff(t)
+	gates := newGates(t, StorageLimits{})
+	a, b := gates.gate("s3://lake?endpoint=http://a:9000"), gates.gate("s3://lake?endpoint=http://b:9000")
+	sendWindow(t, b, 1, false)
+	sendWindow(t, b, 4, true)
+	if l := limitOf(b); l != DefaultMaxInFlightPerBucket/2 {
+		t.Fatalf("throttled gate's limit %d, want %d", l, DefaultMaxInFlightPerBucket/2)
+	}
+	for range 20 { // the gates map's order varies from call to call
+		rows := gates.Throttling()
+		if len(rows) != 1 || rows[0].Bucket != "s3://lake" {
+			t.Fatalf("Throttling() = %+v, want one row for s3://lake", rows)
+		}
+		if r := rows[0]; r.InFlightLimit != limitOf(b) || r.Throttled != 4 {
+			t.Fatalf("shared row %+v, want the throttled gate's limit %d (not the other's %d), 4 throttled",
+				r, limitOf(b), limitOf(a))
+		}
 	}
 }

@@ -11,7 +11,8 @@ import (
 // TestThrottlingByBucket: Throttling reports, per bucket, the throttling
 // answers its requests got, the requests that failed as ErrThrottled, and
 // the backoff and hold the bucket is under, while another bucket of the
-// same store and client, never throttled, reads 0 throughout.
+// same store and client, never throttled, reads 0 throughout (and its
+// in-flight limit stays max_in_flight_per_bucket).
 func TestThrottlingByBucket(t *testing.T) {
 	if !s3Enabled {
 		t.Skip("built with tag nos3")
@@ -39,12 +40,12 @@ func TestThrottlingByBucket(t *testing.T) {
 	}
 	wantCold := func(when string) {
 		t.Helper()
-		if c := rows()["s3://cold"]; c != (BucketThrottling{Bucket: "s3://cold"}) {
-			t.Errorf("%s: cold bucket %+v, want all 0", when, c)
+		if c := rows()["s3://cold"]; c != (BucketThrottling{Bucket: "s3://cold", InFlightLimit: DefaultMaxInFlightPerBucket}) {
+			t.Errorf("%s: cold bucket %+v, want all 0, in-flight limit %d", when, c, DefaultMaxInFlightPerBucket)
 		}
 	}
-	if r := rows()["s3://hot"]; r != (BucketThrottling{Bucket: "s3://hot"}) {
-		t.Errorf("before any request: hot bucket %+v, want all 0", r)
+	if r := rows()["s3://hot"]; r != (BucketThrottling{Bucket: "s3://hot", InFlightLimit: DefaultMaxInFlightPerBucket}) {
+		t.Errorf("before any request: hot bucket %+v, want all 0, in-flight limit %d", r, DefaultMaxInFlightPerBucket)
 	}
 
 	// A burst of 5 SlowDowns, ridden out: 5 throttled, none failed.

@@ -65,6 +65,7 @@ func contractMetrics() map[string]metricSpec {
 		"deltasync_storage_throttled_failures_total": {counter, []string{"bucket"}},
 		"deltasync_storage_backoff_seconds":          {gauge, []string{"bucket"}},
 		"deltasync_storage_held_seconds":             {gauge, []string{"bucket"}},
+		"deltasync_storage_in_flight_limit":          {gauge, []string{"bucket"}},
 		// Event-driven sync (registered only when events are configured).
 		"deltasync_events_received_total":             {counter, []string{"subscription"}},
 		"deltasync_events_matched_total":              {counter, nil},

@@ -172,10 +172,13 @@ func (c *readPoolCollector) Collect(ch chan<- prometheus.Metric) {
 // ObserveStorageGates exports g, the storage gates every table of the
 // process shares (deltalog.WithStorageGates), by bucket:
 // deltasync_storage_throttled_total, _throttled_failures_total,
-// deltasync_storage_backoff_seconds and _held_seconds. The label is the
-// bucket ("s3://name", "gs://name", "azblob://account/container"), never
-// a table or key: one series of each per bucket the process has opened a
-// table on. Before it is called they have no series.
+// deltasync_storage_backoff_seconds, _held_seconds and
+// deltasync_storage_in_flight_limit (the requests the bucket may have in
+// flight now; of two gates sharing a bucket name, the smaller). The
+// label is the bucket ("s3://name", "gs://name",
+// "azblob://account/container"), never a table or key: one series of
+// each per bucket the process has opened a table on. Before it is called
+// they have no series.
 func (m *Metrics) ObserveStorageGates(g *deltalog.StorageGates) {
 	if m == nil {
 		return
@@ -185,8 +188,8 @@ func (m *Metrics) ObserveStorageGates(g *deltalog.StorageGates) {
 
 // storageGatesCollector reads deltalog.StorageGates at scrape time.
 type storageGatesCollector struct {
-	gates                            atomic.Pointer[deltalog.StorageGates]
-	throttled, failed, backoff, held *prometheus.Desc
+	gates                                   atomic.Pointer[deltalog.StorageGates]
+	throttled, failed, backoff, held, limit *prometheus.Desc
 }
 
 func newStorageGatesCollector(ns string) *storageGatesCollector {
@@ -200,6 +203,8 @@ func newStorageGatesCollector(ns string) *storageGatesCollector {
 			"The bucket's shared backoff now: the most its requests wait after the next throttling answer (doubled by the first throttled answer of each window of requests, halved by each success); 0: not throttled.", bucket, nil),
 		held: prometheus.NewDesc(ns+"_storage_held_seconds",
 			"Seconds from now during which no request of the bucket is sent (the backoff drawn, or a Retry-After); 0: not held.", bucket, nil),
+		limit: prometheus.NewDesc(ns+"_storage_in_flight_limit",
+			"Requests the bucket may have in flight now: storage.max_in_flight_per_bucket until the store throttles it, halved by each throttled window that followed a success, raised by one per limit's worth of successes.", bucket, nil),
 	}
 }
 
@@ -208,6 +213,7 @@ func (c *storageGatesCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.failed
 	ch <- c.backoff
 	ch <- c.held
+	ch <- c.limit
 }
 
 func (c *storageGatesCollector) Collect(ch chan<- prometheus.Metric) {
@@ -220,6 +226,7 @@ func (c *storageGatesCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.failed, prometheus.CounterValue, float64(b.Failed), b.Bucket)
 		ch <- prometheus.MustNewConstMetric(c.backoff, prometheus.GaugeValue, b.Backoff.Seconds(), b.Bucket)
 		ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, b.Held.Seconds(), b.Bucket)
+		ch <- prometheus.MustNewConstMetric(c.limit, prometheus.GaugeValue, float64(b.InFlightLimit), b.Bucket)
 	}
 }
 

@@ -118,12 +118,19 @@ func bucketSeries(t *testing.T, reg prometheus.Gatherer, name string) map[string
 // deltasync_storage_throttled_total while another bucket of the same
 // store reads 0; a Retry-After holds the throttled bucket alone, and
 // deltasync_storage_held_seconds says for how long.
+// deltasync_storage_in_flight_limit reads max_in_flight_per_bucket for
+// both until hot is throttled after a success, then half that for hot
+// alone.
 func TestStorageThrottlingSeries(t *testing.T) {
 	s := newThrottlingS3(t)
 	reg := prometheus.NewPedanticRegistry()
 	m := newMetrics(reg, "v", "go")
 	names := []string{"deltasync_storage_throttled_total", "deltasync_storage_throttled_failures_total",
 		"deltasync_storage_backoff_seconds", "deltasync_storage_held_seconds"}
+	const limitName = "deltasync_storage_in_flight_limit"
+	if deltalog.DefaultMaxInFlightPerBucket != 64 {
+		t.Fatalf("want text below assumes max_in_flight_per_bucket 64, not %d", deltalog.DefaultMaxInFlightPerBucket)
+	}
 	gates, err := deltalog.NewStorageGates(deltalog.StorageLimits{})
 	if err != nil {
 		t.Fatal(err)
@@ -142,6 +149,10 @@ func TestStorageThrottlingSeries(t *testing.T) {
 	}
 	m.ObserveStorageGates(gates)
 	want := `
+# HELP deltasync_storage_in_flight_limit Requests the bucket may have in flight now: storage.max_in_flight_per_bucket until the store throttles it, halved by each throttled window that followed a success, raised by one per limit's worth of successes.
+# TYPE deltasync_storage_in_flight_limit gauge
+deltasync_storage_in_flight_limit{bucket="s3://cold"} 64
+deltasync_storage_in_flight_limit{bucket="s3://hot"} 64
 # HELP deltasync_storage_throttled_failures_total Storage requests of the bucket that were still throttled after the shared backoff's retries and failed (the table's read fails with reason storage).
 # TYPE deltasync_storage_throttled_failures_total counter
 deltasync_storage_throttled_failures_total{bucket="s3://cold"} 0
@@ -151,7 +162,7 @@ deltasync_storage_throttled_failures_total{bucket="s3://hot"} 0
 deltasync_storage_throttled_total{bucket="s3://cold"} 0
 deltasync_storage_throttled_total{bucket="s3://hot"} 0
 `
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names[:2]...); err != nil {
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), append(names[:2:2], limitName)...); err != nil {
 		t.Error(err)
 	}
 
@@ -174,6 +185,11 @@ deltasync_storage_throttled_total{bucket="s3://hot"} 0
 			t.Errorf("%s: %v, want a series per bucket, cold's 0", name, got)
 		}
 	}
+	// The SlowDowns came before any of hot's requests succeeded: nothing
+	// says fewer at once would get through, so the limit stays.
+	if got := bucketSeries(t, reg, limitName); got["s3://hot"] != 64 || got["s3://cold"] != 64 || len(got) != 2 {
+		t.Errorf("%s after a burst refused before any success: %v, want 64 for both", limitName, got)
+	}
 
 	// A Retry-After of 600 s (capped at the backoff's 10 s top) holds hot.
 	s.throttle(-1, "600")
@@ -193,6 +209,11 @@ deltasync_storage_throttled_total{bucket="s3://hot"} 0
 	}
 	if backoff["s3://hot"] <= 0 || backoff["s3://cold"] != 0 {
 		t.Errorf("deltasync_storage_backoff_seconds while hot is throttled: %v, want hot's above 0, cold's 0", backoff)
+	}
+	// Throttled after the first Load's successes: hot's limit is halved,
+	// cold's untouched.
+	if got := bucketSeries(t, reg, limitName); got["s3://hot"] != 32 || got["s3://cold"] != 64 {
+		t.Errorf("%s after hot is throttled following successes: %v, want hot 32 (halved), cold 64", limitName, got)
 	}
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {

@@ -41,13 +41,22 @@ func contentTag(md5 []byte) uint64 {
 // Refresh decides from the versions alone. A commit that is gone is a
 // difference too.
 func (s *Snapshot) sameLatest(files []logPath) bool {
-	if s.state.latestKey == "" || s.state.staged || s.state.latest.size < 0 {
+	if (s.state.latestKey == "" && !s.state.latestCommit) || s.state.staged || s.state.latest.size < 0 {
 		return true
 	}
 	for _, p := range files {
-		if p.Key == s.state.latestKey {
+		if s.isLatest(p) {
 			return stampOf(p) == s.state.latest
 		}
 	}
 	return false
+}
+
+// isLatest reports whether p is the newest commit s read: its key is
+// latestKey, or with latestCommit the plain commit of s.Version.
+func (s *Snapshot) isLatest(p logPath) bool {
+	if s.state.latestCommit {
+		return p.Kind == kindCommit && p.Version == s.Version
+	}
+	return p.Key == s.state.latestKey
 }

@@ -29,9 +29,15 @@ type Snapshot struct {
 type snapshotState struct {
 	rawProtocol json.RawMessage // protocol action as the log spells it
 	rawMetadata json.RawMessage // metaData action as the log spells it
-	latestKey   string          // key of the latest version's commit file ("" if checkpoint only)
-	staged      bool            // latestKey is a catalog-ratified staged commit
-	cpVersion   int64           // checkpoint the snapshot was built on, -1 if none
+	latestKey   string          // key of the latest version's commit file ("" if checkpoint only, or latestCommit)
+	// latestCommit stands for latestKey when that is the plain commit of
+	// the snapshot's Version (commitKey(Version)), as Compact keeps it:
+	// the key from the listing was a substring of the store's whole key
+	// (the table's prefix and all, ~48 bytes per table on S3), kept for
+	// as long as the snapshot.
+	latestCommit bool
+	staged       bool  // latestKey is a catalog-ratified staged commit
+	cpVersion    int64 // checkpoint the snapshot was built on, -1 if none
 	// latest is what the listing said of latestKey when it was read: how
 	// Refresh tells the same log from one rewritten at the same path.
 	latest fileStamp
@@ -89,8 +95,11 @@ func (s *Snapshot) Compact() *Snapshot {
 	c.Metadata.PartitionColumns = internAll(s.Metadata.PartitionColumns)
 	c.Metadata.Format.Provider = intern(s.Metadata.Format.Provider)
 	c.Metadata.Configuration = nil
-	c.state = snapshotState{latestKey: s.state.latestKey, staged: s.state.staged, cpVersion: s.state.cpVersion,
-		latest: s.state.latest, compact: true}
+	c.state = snapshotState{latestKey: s.state.latestKey, latestCommit: s.state.latestCommit, staged: s.state.staged,
+		cpVersion: s.state.cpVersion, latest: s.state.latest, compact: true}
+	if p := classify(c.state.latestKey); !c.state.staged && p.Kind == kindCommit && p.Version == c.Version {
+		c.state.latestKey, c.state.latestCommit = "", true
+	}
 	c.state.schemaSum = s.SchemaSum()
 	c.state.config = compactConfiguration(s.Configuration())
 	c.Metadata.SchemaString = ""

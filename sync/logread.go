@@ -54,8 +54,8 @@ func isLogContentError(err error) bool {
 // (at the ratified version for a catalog-managed table), and keep it.
 type tableLog struct {
 	table *deltalog.Table
-	url   string // the location table was opened at, as the storage policy resolved it
-	loc   string // the catalog's location snap was read from
+	url   openedURL // the location table was opened at, as the storage policy resolved it (openurl.go)
+	loc   string    // the catalog's location snap was read from
 	snap  *deltalog.Snapshot
 	// credsValid is until when the vended credentials the table was opened
 	// with may still be used (zero: not vended, or expiry unknown).
@@ -95,7 +95,7 @@ func (r *Reconciler) readLog(ctx context.Context, st *tableState, rec plan.Recor
 // carries over to a new handle at the same URL.
 func (r *Reconciler) open(ctx context.Context, tl *tableLog, rec plan.Record, openURL string) error {
 	opts := r.logOptions // no spare capacity: an append below copies it
-	reopen := tl.table == nil || tl.url != openURL
+	reopen := tl.table == nil || !tl.url.is(openURL)
 	if r.opts.VendedCredentials && (reopen || r.credsExpired(tl)) {
 		creds, err := r.credentials(ctx, rec)
 		if err != nil {
@@ -119,10 +119,11 @@ func (r *Reconciler) open(ctx context.Context, tl *tableLog, rec plan.Record, op
 		tl.table, tl.snap = nil, nil
 		return err
 	}
-	if tl.url != openURL {
+	if !tl.url.is(openURL) {
 		tl.snap = nil
+		tl.url = r.urlQueries.keep(openURL, rec.Location)
 	}
-	tl.table, tl.url = t, openURL
+	tl.table = t
 	return nil
 }
 
@@ -185,7 +186,7 @@ func (tl *tableLog) keep(snap *deltalog.Snapshot, log *plan.LogState, rec *plan.
 // location as the storage policy resolved it), and for a managed table the
 // catalog's ratified version is the snapshot's.
 func (r *Reconciler) mayReuse(tl *tableLog, rec plan.Record, openURL string, fresh bool) bool {
-	if fresh || tl.snap == nil || tl.table == nil || tl.url != openURL || r.credsExpired(tl) {
+	if fresh || tl.snap == nil || tl.table == nil || !tl.url.is(openURL) || r.credsExpired(tl) {
 		return false
 	}
 	if rec.Managed() {

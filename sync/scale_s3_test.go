@@ -263,6 +263,9 @@ func BenchmarkScaleS3(b *testing.B) {
 	if s3Latency == "" {
 		s3Latency = "20ms" // TestScaleS3Server's default
 	}
+	if os.Getenv("DELTASYNC_SCALE_HEAPPROFILE") != "" {
+		runtime.MemProfileRate = 4096 // the default 512 KiB samples a 500-byte state too coarsely
+	}
 	dir := scaleTables(b, n)
 	s3URL := startScaleS3(b, n, dir)
 	ucURL := startScaleCatalog(b, n, dir, scaleLocationEnv+"=s3://lake", scaleLatencyEnv+"="+catalogLatency)
@@ -330,6 +333,7 @@ func BenchmarkScaleS3(b *testing.B) {
 		s3 s3Stats
 	}
 	var cycles []s3Cycle
+	midSteadyDone := false
 	cycle := func(name string) *sync.Report {
 		mu.Lock()
 		clear(ops)
@@ -337,6 +341,30 @@ func BenchmarkScaleS3(b *testing.B) {
 		l0, g0 := storageRequests(b, scrapes)
 		takeS3Stats(b, s3URL)
 		cpu0, start, stopSampling := cpuTime(), time.Now(), sampleHeap()
+		// DELTASYNC_SCALE_HEAPPROFILE_AT=40s,3s (with
+		// DELTASYNC_SCALE_HEAPPROFILE=file): what is live that far into
+		// the first and the first steady cycle, after a forced GC, to
+		// file.first-mid and file.steady-mid.
+		var midDone chan struct{}
+		if at := strings.Split(os.Getenv("DELTASYNC_SCALE_HEAPPROFILE_AT"), ","); len(at) == 2 && os.Getenv("DELTASYNC_SCALE_HEAPPROFILE") != "" {
+			i, suffix := 0, ".first-mid"
+			if name != "first" {
+				i, suffix = 1, ".steady-mid"
+			}
+			if d, err := time.ParseDuration(at[i]); err == nil && (name == "first" || (name == "steady" && !midSteadyDone)) {
+				midSteadyDone = midSteadyDone || name == "steady"
+				midDone = make(chan struct{})
+				timer := time.AfterFunc(d, func() {
+					defer close(midDone)
+					writeHeapProfile(b, os.Getenv("DELTASYNC_SCALE_HEAPPROFILE")+suffix)
+				})
+				defer func() {
+					if timer.Stop() {
+						close(midDone)
+					}
+				}()
+			}
+		}
 		rep := rec.Sync(ctx)
 		debug.FreeOSMemory() // as run does after each cycle
 		c := s3Cycle{scaleCycle: scaleCycle{name: name, wall: time.Since(start), cpu: cpuTime() - cpu0, heap: stopSampling(), n: len(rep.Results),
@@ -366,6 +394,14 @@ func BenchmarkScaleS3(b *testing.B) {
 		b.Errorf("first cycle: %s, want every table unchanged", rep.Summary())
 	}
 	loadavg()
+	// DELTASYNC_SCALE_HEAPPROFILE=file writes the live heap (after a
+	// forced GC) at the first cycle's end to file.first and after the
+	// steady cycles to file, as TestScale does.
+	heapProfile := os.Getenv("DELTASYNC_SCALE_HEAPPROFILE")
+	if heapProfile != "" {
+		runtime.GC()
+		writeHeapProfile(b, heapProfile+".first")
+	}
 	// DELTASYNC_SCALE_CPUPROFILE=file profiles the steady cycles;
 	// DELTASYNC_SCALE_STEADY=k runs k of them (default 1).
 	steady := 1
@@ -388,6 +424,14 @@ func BenchmarkScaleS3(b *testing.B) {
 		loadavg()
 	}
 	pprof.StopCPUProfile()
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	if heapProfile != "" {
+		writeHeapProfile(b, heapProfile)
+	}
+	b.Logf("live heap after the steady cycles (forced GC): %.0f MiB, %.2f KiB per table (the harness's own state included)",
+		float64(ms.HeapAlloc)/(1<<20), float64(ms.HeapAlloc)/1024/float64(n))
 	floorCPU, floorWall := s3ListFloor(b, ctx, s3URL, dir, n)
 	loadavg()
 	drifted := scaleDriftS3(b, ctx, ucURL, s3URL, rec, n)

@@ -358,9 +358,9 @@ func BenchmarkScaleS3(b *testing.B) {
 					defer close(midDone)
 					writeHeapProfile(b, os.Getenv("DELTASYNC_SCALE_HEAPPROFILE")+suffix)
 				})
-				defer func() {
-					if timer.Stop() {
-						close(midDone)
+				defer func() { // a profile being written is finished before the next cycle
+					if !timer.Stop() {
+						<-midDone
 					}
 				}()
 			}

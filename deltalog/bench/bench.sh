@@ -17,6 +17,9 @@ BENCH=$CACHE/bench
 PY=${DELTASYNC_PYTHON:-python3}
 RUNS=${RUNS:-10}
 HERE=$ROOT/deltalog/bench
+for tool in hyperfine cargo; do
+	command -v "$tool" >/dev/null || { echo "bench.sh: needs $tool on PATH (hyperfine: apt install hyperfine; cargo: rustup)" >&2; exit 2; }
+done
 
 (cd "$ROOT" && go build -tags disable_grpc_modules -o "$CACHE/bin/deltasync" ./cmd/deltasync) # as make build
 CARGO_TARGET_DIR=$CACHE/kernelpeer/target cargo build -q --release --manifest-path "$HERE/kernelpeer/Cargo.toml"

@@ -121,7 +121,7 @@ func (r *Reconciler) open(ctx context.Context, tl *tableLog, rec plan.Record, op
 	}
 	if !tl.url.is(openURL) {
 		tl.snap = nil
-		tl.url = r.urlQueries.keep(openURL, rec.Location)
+		tl.url = keepURL(openURL, rec.Location)
 	}
 	tl.table = t
 	return nil

@@ -2,7 +2,7 @@ package sync
 
 import (
 	"strings"
-	stdsync "sync"
+	"unique"
 )
 
 // openedURL is the URL a table's handle was opened at, kept as its part
@@ -26,22 +26,13 @@ func (u openedURL) is(openURL string) bool {
 	return len(openURL) == n+1+len(u.query) && openURL[:n] == u.base && openURL[n] == '?' && openURL[n+1:] == u.query
 }
 
-// urlQueries interns the query parts of the URLs tables are opened at:
-// one per bucket's options (and abfss account), a handful per Reconciler.
-type urlQueries struct {
-	mu stdsync.Mutex
-	m  map[string]string
-}
-
-// maxURLQueries bounds what urlQueries keeps: past it a query is copied
-// for its table alone, as before (a catalog naming many abfss accounts).
-const maxURLQueries = 256
-
-// keep returns openURL as an openedURL that shares its base with loc
-// when they are the same string and its query with the other tables'.
+// keepURL returns openURL as an openedURL that shares its base with loc
+// when they are the same string, and its query with the other tables of
+// its bucket: interned with unique.Make, as deltalog interns a snapshot's
+// strings, so a query no table uses any more is dropped by the collector.
 // A URL without a query is kept as it is (Resolve already reuses the
 // location's string when the URL spells the same).
-func (q *urlQueries) keep(openURL, loc string) openedURL {
+func keepURL(openURL, loc string) openedURL {
 	base, query, ok := strings.Cut(openURL, "?")
 	if !ok {
 		return openedURL{base: openURL}
@@ -51,17 +42,5 @@ func (q *urlQueries) keep(openURL, loc string) openedURL {
 	} else {
 		base = strings.Clone(base) // not a substring pinning openURL
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if s, ok := q.m[query]; ok {
-		return openedURL{base: base, query: s}
-	}
-	query = strings.Clone(query)
-	if len(q.m) < maxURLQueries {
-		if q.m == nil {
-			q.m = map[string]string{}
-		}
-		q.m[query] = query
-	}
-	return openedURL{base: base, query: query}
+	return openedURL{base: base, query: unique.Make(query).Value()}
 }

@@ -16,14 +16,13 @@ func TestOpenedURLShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var q urlQueries
 	var kept []openedURL
 	for _, loc := range []string{"s3://lake/t000001", "s3://lake/t000002"} {
 		_, openURL, err := pol.Resolve(loc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		u := q.keep(openURL, loc)
+		u := keepURL(openURL, loc)
 		if !u.is(openURL) {
 			t.Fatalf("kept %+v is not %s", u, openURL)
 		}
@@ -35,7 +34,7 @@ func TestOpenedURLShared(t *testing.T) {
 	if unsafe.StringData(kept[0].query) != unsafe.StringData(kept[1].query) {
 		t.Errorf("two tables of one bucket keep their query %q twice", kept[0].query)
 	}
-	if allocs := testing.AllocsPerRun(100, func() { _ = q.keep("s3://lake/t000001?"+kept[0].query, "s3://lake/t000001") }); allocs > 1 {
+	if allocs := testing.AllocsPerRun(100, func() { _ = keepURL("s3://lake/t000001?"+kept[0].query, "s3://lake/t000001") }); allocs > 1 {
 		t.Errorf("keep allocates %.0f times for a known query", allocs)
 	}
 	for _, c := range []struct {
@@ -58,7 +57,7 @@ func TestOpenedURLShared(t *testing.T) {
 	}
 	// Another base: kept as a copy of its own, not a substring of the URL.
 	openURL := "s3://lake/t000003?" + kept[0].query
-	u := q.keep(openURL, "s3://lake//t000003")
+	u := keepURL(openURL, "s3://lake//t000003")
 	if !u.is(openURL) || unsafe.StringData(u.base) == unsafe.StringData(openURL) {
 		t.Errorf("kept %+v for %s: want an equal copy", u, openURL)
 	}

@@ -107,9 +107,6 @@ type Reconciler struct {
 	tables map[string]*tableState
 	cycle  int64
 	ready  bool
-	// urlQueries are the query parts of the URLs tables are opened at,
-	// one string per bucket (openurl.go).
-	urlQueries urlQueries
 	// noDeltaAPI are the catalogs found without the Delta API (readonly.go).
 	noDeltaAPI map[string]bool
 	// progress is the running or last cycle's (progress.go).

@@ -333,7 +333,20 @@ func BenchmarkScaleS3(b *testing.B) {
 		s3 s3Stats
 	}
 	var cycles []s3Cycle
-	midSteadyDone := false
+	// DELTASYNC_SCALE_HEAPPROFILE_AT=40s,3s (with
+	// DELTASYNC_SCALE_HEAPPROFILE=file): what is live that far into the
+	// first and the first steady cycle, after a forced GC, to
+	// file.first-mid and file.steady-mid.
+	midAt := map[string]time.Duration{}
+	if v := os.Getenv("DELTASYNC_SCALE_HEAPPROFILE_AT"); v != "" {
+		at := strings.Split(v, ",")
+		first, err1 := time.ParseDuration(at[0])
+		steady, err2 := time.ParseDuration(at[len(at)-1])
+		if len(at) != 2 || err1 != nil || err2 != nil || os.Getenv("DELTASYNC_SCALE_HEAPPROFILE") == "" {
+			b.Fatalf("DELTASYNC_SCALE_HEAPPROFILE_AT %q: want two durations (first cycle, steady cycle), e.g. 40s,3s, and DELTASYNC_SCALE_HEAPPROFILE set", v)
+		}
+		midAt["first"], midAt["steady"] = first, steady
+	}
 	cycle := func(name string) *sync.Report {
 		mu.Lock()
 		clear(ops)
@@ -341,29 +354,18 @@ func BenchmarkScaleS3(b *testing.B) {
 		l0, g0 := storageRequests(b, scrapes)
 		takeS3Stats(b, s3URL)
 		cpu0, start, stopSampling := cpuTime(), time.Now(), sampleHeap()
-		// DELTASYNC_SCALE_HEAPPROFILE_AT=40s,3s (with
-		// DELTASYNC_SCALE_HEAPPROFILE=file): what is live that far into
-		// the first and the first steady cycle, after a forced GC, to
-		// file.first-mid and file.steady-mid.
-		var midDone chan struct{}
-		if at := strings.Split(os.Getenv("DELTASYNC_SCALE_HEAPPROFILE_AT"), ","); len(at) == 2 && os.Getenv("DELTASYNC_SCALE_HEAPPROFILE") != "" {
-			i, suffix := 0, ".first-mid"
-			if name != "first" {
-				i, suffix = 1, ".steady-mid"
-			}
-			if d, err := time.ParseDuration(at[i]); err == nil && (name == "first" || (name == "steady" && !midSteadyDone)) {
-				midSteadyDone = midSteadyDone || name == "steady"
-				midDone = make(chan struct{})
-				timer := time.AfterFunc(d, func() {
-					defer close(midDone)
-					writeHeapProfile(b, os.Getenv("DELTASYNC_SCALE_HEAPPROFILE")+suffix)
-				})
-				defer func() { // a profile being written is finished before the next cycle
-					if !timer.Stop() {
-						<-midDone
-					}
-				}()
-			}
+		if d, ok := midAt[name]; ok {
+			delete(midAt, name) // once: the first steady cycle only
+			midDone := make(chan struct{})
+			timer := time.AfterFunc(d, func() {
+				defer close(midDone)
+				writeHeapProfile(b, os.Getenv("DELTASYNC_SCALE_HEAPPROFILE")+"."+name+"-mid")
+			})
+			defer func() { // a profile being written is finished before the next cycle
+				if !timer.Stop() {
+					<-midDone
+				}
+			}()
 		}
 		rep := rec.Sync(ctx)
 		debug.FreeOSMemory() // as run does after each cycle

@@ -22,6 +22,20 @@ PARALLEL="${DELTASYNC_FUZZ_PARALLEL:-2}"
 # several KB) stayed at "execs: 34, new interesting: 0" while its worker
 # minimized; with 1 s it finds ~20 new inputs in the same 15 s.
 MINIMIZE="${DELTASYNC_FUZZ_MINIMIZETIME:-1s}"
+# The fuzzing engine of the release toolchain, not go.mod's: Go 1.26's
+# coordinator can fail a duration-bounded run with "context deadline
+# exceeded" as -fuzztime ends, with no failing input (golang/go#75804: the
+# fuzz context's deadline reaches the coordinator before its child's
+# cancellation; fixed in Go 1.27.0). CI failed on it twice in a row on
+# FuzzParseAPIError, a target that cannot hang. The release toolchain is
+# the approved newer one (.ci/release.sh), fetched through the Go module
+# proxy, so the fix is had without retrying or hiding a failure.
+FUZZ_GOTOOLCHAIN="${DELTASYNC_FUZZ_GOTOOLCHAIN:-${RELEASE_GOTOOLCHAIN:-go1.27.3}}"
+export GOTOOLCHAIN="$FUZZ_GOTOOLCHAIN"
+if [ "$(go env GOVERSION)" != "$FUZZ_GOTOOLCHAIN" ]; then
+	echo "fuzz: GOTOOLCHAIN=$FUZZ_GOTOOLCHAIN gives $(go env GOVERSION): the fuzzing toolchain could not be had" >&2
+	exit 2
+fi
 MODULE="$(go list -m)"
 CACHE="$(go env GOCACHE)/fuzz"
 
@@ -32,28 +46,9 @@ want() { # want TARGET: selected by the arguments (all when none)
 }
 SELECTED="$*"
 
-# fuzz_once DIR TARGET: fuzz one target. Go's coordinator can fail a
-# duration-bounded run with "context deadline exceeded" as -fuzztime ends,
-# with no failing input (golang/go#75804, fixed in Go 1.27; seen here on a
-# loaded 2-core box). Such a run, and only such a run (no new file in the
-# target's testdata/fuzz), is tried once more.
+# fuzz_once DIR TARGET: fuzz one target.
 fuzz_once() {
-	local dir=$1 target=$2 log before after
-	log=$(mktemp)
-	before=$(ls "$dir/testdata/fuzz/$target" 2>/dev/null | wc -l)
-	if go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$MINIMIZE" -parallel "$PARALLEL" "$dir" 2>&1 | tee "$log"; then
-		rm -f "$log"
-		return 0
-	fi
-	after=$(ls "$dir/testdata/fuzz/$target" 2>/dev/null | wc -l)
-	if [ "$after" -eq "$before" ] && grep -q '^    context deadline exceeded$' "$log"; then
-		rm -f "$log"
-		echo "fuzz: $target: 'context deadline exceeded' without a failing input (golang/go#75804); once more"
-		go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$MINIMIZE" -parallel "$PARALLEL" "$dir"
-		return
-	fi
-	rm -f "$log"
-	return 1
+	go test -run '^$' -fuzz "^${2}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$MINIMIZE" -parallel "$PARALLEL" "$1"
 }
 
 failed=()

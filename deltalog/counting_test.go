@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	stdsync "sync"
+	"time"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/driver"
@@ -22,6 +23,16 @@ type countingBucket struct {
 	heads int
 	// bytes counts the bytes read from each key.
 	bytes map[string]int64
+	// latency, when set, is slept before each request is answered (a
+	// round trip to a store; see TestLoadRoundTrips).
+	latency time.Duration
+}
+
+// wait sleeps the request's latency, if any.
+func (c *countingBucket) wait() {
+	if c.latency > 0 {
+		time.Sleep(c.latency)
+	}
 }
 
 // newCountingBucket wraps b; the returned *blob.Bucket owns nothing.
@@ -60,6 +71,7 @@ func (c *countingBucket) Attributes(ctx context.Context, key string) (*driver.At
 	c.mu.Lock()
 	c.heads++
 	c.mu.Unlock()
+	c.wait()
 	a, err := c.b.Attributes(ctx, key)
 	if err != nil {
 		return nil, err
@@ -71,6 +83,7 @@ func (c *countingBucket) ListPaged(ctx context.Context, opts *driver.ListOptions
 	c.mu.Lock()
 	c.lists++
 	c.mu.Unlock()
+	c.wait()
 	size := opts.PageSize
 	if size <= 0 {
 		size = 1000
@@ -96,6 +109,7 @@ func (c *countingBucket) NewRangeReader(ctx context.Context, key string, offset,
 	c.mu.Lock()
 	c.gets = append(c.gets, key)
 	c.mu.Unlock()
+	c.wait()
 	r, err := c.b.NewRangeReader(ctx, key, offset, length, nil)
 	if err != nil {
 		return nil, err

@@ -98,12 +98,13 @@ const idleConnsPerHost = 4 * prefetchMax
 // checkpoint wrote both protocol and metaData (a protocol upgrade or a
 // replace). So there the window starts full instead of at 1, and the
 // checkpoint's first file is read alongside the commits. On an object
-// store that saves the round trips of the ramp (1, 2, 4, 8 ...) and of
+// store that saves the round trip of the newest commit alone and those of
 // the checkpoint's footer and chunk reads; in the rare early stop it
 // wastes at most one window of commits and the checkpoint read. Without
-// a checkpoint below (a log read from commit 0, or a refresh), the window
-// still starts at 1: there the newest commit is more often the one that
-// holds protocol and metaData (a table just created or replaced).
+// a checkpoint below (a log read from commit 0, or a refresh), the newest
+// commit is read alone first: there it is more often the one that holds
+// protocol and metaData (a table just created or replaced). If it does
+// not, the rest of the run goes at the full window (see commits).
 func (t *Table) run(ctx context.Context, r *replay, files []logPath) *LogError {
 	if r.budget == nil {
 		r.budget = newBudget(0)
@@ -174,13 +175,19 @@ type fetched struct {
 
 // commits fetches JSON files concurrently and applies them in order until
 // done. The number of files fetched ahead of the one being applied (the
-// window) starts at window and grows by one per file applied, up to
-// maxWindow, and their bytes stay under prefetchBytes. From 1, each file
-// applied starts up to two GETs, so the window doubles per round trip, as
-// the windows of 1, 2, 4, 8, 16 did before, but it slides: a GET starts
-// as soon as a slot frees instead of when the slowest GET of a window
-// ends. A replay that stops early (protocol and metaData in the newest
-// commit) has wasted at most the rest of the window. GETs run on at most
+// window) starts at window and is maxWindow once the first file has been
+// applied, with their bytes under prefetchBytes; the window slides: a GET
+// starts as soon as a slot frees instead of when the slowest GET of a
+// window ends. From a window of 1 the newest file is read alone, so a
+// replay that stops there (protocol and metaData in the newest commit)
+// reads nothing else; one that does not stop there needs every file down
+// to the next protocol and metaData, which is nearly always all of them
+// (a protocol is written by the first commit, a checkpoint or an
+// upgrade), so the rest goes at the full window: 1 + ⌈(n-1)/maxWindow⌉
+// round trips for n files. (It doubled from 1 before, 1, 2, 4, 8, 16:
+// eight round trips for 100 commits instead of five, and a refresh of 6
+// commits took three instead of two.) A replay that stops early has
+// wasted at most the rest of the window. GETs run on at most
 // maxWindow worker goroutines that each do many: a fresh goroutine per GET
 // grew its stack through the SDK's deep middleware chain every time (~10%
 // of the CPU of a Load over S3). Each worker parses what it fetched
@@ -266,7 +273,7 @@ func (t *Table) commits(ctx context.Context, r *replay, files []logPath, window,
 		free = append(free, got[i].data)
 		r.apply(&files[i], got[i].fa)
 		got[i] = fetched{}
-		window = min(window+1, maxWindow)
+		window = maxWindow
 	}
 	return nil
 }

@@ -42,8 +42,8 @@ func uniqueKeys(keys []string) []string {
 // TestLoadRequestBudget: a load is one LIST plus one GET each of the hint
 // and of the files needed (a small checkpoint is one GET), the hint first.
 // Above a checkpoint the commits and the checkpoint are fetched in one
-// window, so their order is not fixed; the newest-first ramp of a log
-// without a checkpoint is TestLoadStopsAtNewestActions's.
+// window, so their order is not fixed; a log without a checkpoint (newest
+// commit alone, then the full window) is TestLoadStopsAtNewestActions's.
 func TestLoadRequestBudget(t *testing.T) {
 	tbl, c := countedCorpusTable(t, "checkpoint")
 	if _, err := tbl.Load(context.Background(), LoadOptions{}); err != nil {
@@ -148,8 +148,8 @@ func TestLoadStopsAtNewestActions(t *testing.T) {
 	if _, gets := c.counts(); len(gets) != 2 || gets[1] != commitKey(39) {
 		t.Errorf("GETs %v, want _last_checkpoint and commit 39 only", gets)
 	}
-	// Now only commit 0 has them: all 40 commits are needed, in windows
-	// 1+2+4+8+16+9.
+	// Now only commit 0 has them: all 40 commits are needed, the newest
+	// alone and then the other 39 at the full window (TestLoadRoundTrips).
 	put(t, mb, commitKey(39), fmt.Sprintf(commitInfoLine, 39)+addLine)
 	c.reset()
 	if _, err := NewTable(b, "t").Load(ctx, LoadOptions{}); err != nil {

@@ -1,0 +1,193 @@
+package deltalog
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/deltasync/deltasync/internal/testcorpus"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/memblob"
+)
+
+// The round trips of a Load, counted exactly: every request waits
+// rtLatency, inside a synctest bubble, where time moves only when every
+// goroutine of the Load is blocked. A Load's elapsed (bubble) time is then
+// its number of dependent request waves times rtLatency, whatever the
+// machine's speed or load: requests sent together cost one wave.
+const rtLatency = 20 * time.Millisecond
+
+// roundTripBound is issue #26's bound for one Load over an object store:
+// the hint, the LIST (each page), ⌈commits / in-flight⌉ for the commit
+// GETs, and one more (the newest commit read alone, or the checkpoint's
+// second read). in-flight is a Load's GETs in flight, prefetchMax.
+func roundTripBound(lists, commitGets int) int {
+	return 1 + lists + (commitGets+prefetchMax-1)/prefetchMax + 1
+}
+
+// loadRounds loads the table in mb with rtLatency per request and returns
+// the round trips it took, the LIST pages and the commit GETs it sent.
+func loadRounds(t *testing.T, mb *blob.Bucket) (rounds, lists, commitGets int) {
+	t.Helper()
+	b, c := newCountingBucket(mb)
+	c.latency = rtLatency
+	start := time.Now()
+	if _, err := NewTable(b, "t").Load(context.Background(), LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return wavesSince(t, start), c.lists, countCommitGets(c)
+}
+
+// wavesSince is the bubble time since start in whole rtLatency waves.
+func wavesSince(t *testing.T, start time.Time) int {
+	t.Helper()
+	d := time.Since(start)
+	if d%rtLatency != 0 {
+		t.Fatalf("elapsed %v is not a whole number of %v round trips: is a request outside the bubble?", d, rtLatency)
+	}
+	return int(d / rtLatency)
+}
+
+func countCommitGets(c *countingBucket) int {
+	_, gets := c.counts()
+	n := 0
+	for _, k := range uniqueKeys(gets) {
+		if p := parseLogPath(k); p.Kind == kindCommit {
+			n++
+		}
+	}
+	return n
+}
+
+// corpusToMem copies a corpus table's files into a new memblob bucket.
+func corpusToMem(t *testing.T, name string) *blob.Bucket {
+	t.Helper()
+	root := filepath.Join(testcorpus.Dir(t), name)
+	mb := memblob.OpenBucket(nil)
+	t.Cleanup(func() { mb.Close() })
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		return mb.WriteAll(context.Background(), filepath.ToSlash(rel), data, nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mb
+}
+
+// appendCommits writes n more commits after version from, each a copy of
+// the real commit template (which must hold neither protocol nor metaData).
+func appendCommits(t *testing.T, mb *blob.Bucket, template string, from int64, n int) {
+	t.Helper()
+	data, err := mb.ReadAll(context.Background(), template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), `{"protocol"`) || strings.Contains(string(data), `{"metaData"`) {
+		t.Fatalf("%s holds protocol or metaData: not a plain commit", template)
+	}
+	for v := from + 1; v <= from+int64(n); v++ {
+		put(t, mb, commitKey(v), string(data))
+	}
+}
+
+// TestLoadRoundTrips holds every loadable corpus log, and the long tails
+// real writers leave (delta-rs checkpoints every 100 commits, so a table
+// can have 99 commits and no checkpoint), to the bound of issue #26.
+// Where the count is known exactly, it is asserted exactly.
+func TestLoadRoundTrips(t *testing.T) {
+	for _, row := range readManifest(t) {
+		if strings.HasPrefix(row.Outcome, "error") {
+			continue
+		}
+		t.Run(row.Name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rounds, lists, commits := loadRounds(t, corpusToMem(t, row.Name))
+				if bound := roundTripBound(lists, commits); rounds > bound {
+					t.Errorf("%d round trips for %d LIST pages and %d commits, want at most %d", rounds, lists, commits, bound)
+				}
+			})
+		})
+	}
+	tails := []struct {
+		name, base, template string
+		from                 int64
+		n                    int
+		want                 int // exact round trips
+	}{
+		// hint, LIST, the newest commit alone, then 99 at 32 in flight
+		// (4): 7. The doubling window took 10.
+		{"no checkpoint, 100 commits (delta-rs before its first checkpoint)", "basic_partitioned", commitKey(1), 1, 98, 7},
+		// hint, LIST, newest alone, 19 more in one wave: 4 (was 7).
+		{"no checkpoint, 21 commits", "basic_partitioned", commitKey(1), 1, 19, 4},
+		// hint, LIST, then 104 commits at 31 in flight beside the
+		// checkpoint's read (4 waves): 6.
+		{"checkpoint and 104 commits", "checkpoint", commitKey(14), 14, 100, 6},
+	}
+	for _, tc := range tails {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mb := corpusToMem(t, tc.base)
+				appendCommits(t, mb, tc.template, tc.from, tc.n)
+				rounds, lists, commits := loadRounds(t, mb)
+				if bound := roundTripBound(lists, commits); rounds > bound {
+					t.Errorf("%d round trips for %d LIST pages and %d commits, want at most %d", rounds, lists, commits, bound)
+				}
+				if rounds != tc.want {
+					t.Errorf("%d round trips, want %d", rounds, tc.want)
+				}
+			})
+		})
+	}
+}
+
+// TestRefreshRoundTrips: a refresh over k new commits is its LIST, the
+// newest commit alone and the rest at the full window: 3 round trips for
+// 2 to 33 new commits (the doubling window took 1 + ⌈log2(k+1)⌉).
+func TestRefreshRoundTrips(t *testing.T) {
+	for _, k := range []int{1, 6, 33} {
+		t.Run(fmt.Sprint(k), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mb := corpusToMem(t, "basic_partitioned")
+				b, c := newCountingBucket(mb)
+				tbl := NewTable(b, "t")
+				prev, err := tbl.Load(context.Background(), LoadOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				appendCommits(t, mb, commitKey(1), prev.Version, k)
+				c.reset()
+				c.latency = rtLatency
+				start := time.Now()
+				snap, _, err := tbl.Refresh(context.Background(), prev, LoadOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := prev.Version + int64(k); snap.Version != want {
+					t.Fatalf("refreshed to %d, want %d", snap.Version, want)
+				}
+				rounds := wavesSince(t, start)
+				want := 3
+				if k == 1 {
+					want = 2
+				}
+				if rounds != want {
+					t.Errorf("%d round trips for %d new commits (%d LIST pages, %d commit GETs), want %d", rounds, k, c.lists, countCommitGets(c), want)
+				}
+			})
+		})
+	}
+}

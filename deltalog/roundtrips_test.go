@@ -116,6 +116,7 @@ func TestLoadRoundTrips(t *testing.T) {
 		t.Run(row.Name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				rounds, lists, commits := loadRounds(t, corpusToMem(t, row.Name))
+				t.Logf("%d round trips (%d LIST pages, %d commit GETs; bound %d)", rounds, lists, commits, roundTripBound(lists, commits))
 				if bound := roundTripBound(lists, commits); rounds > bound {
 					t.Errorf("%d round trips for %d LIST pages and %d commits, want at most %d", rounds, lists, commits, bound)
 				}
@@ -143,6 +144,7 @@ func TestLoadRoundTrips(t *testing.T) {
 				mb := corpusToMem(t, tc.base)
 				appendCommits(t, mb, tc.template, tc.from, tc.n)
 				rounds, lists, commits := loadRounds(t, mb)
+				t.Logf("%d round trips (%d LIST pages, %d commit GETs; bound %d)", rounds, lists, commits, roundTripBound(lists, commits))
 				if bound := roundTripBound(lists, commits); rounds > bound {
 					t.Errorf("%d round trips for %d LIST pages and %d commits, want at most %d", rounds, lists, commits, bound)
 				}
@@ -180,6 +182,7 @@ func TestRefreshRoundTrips(t *testing.T) {
 					t.Fatalf("refreshed to %d, want %d", snap.Version, want)
 				}
 				rounds := wavesSince(t, start)
+				t.Logf("%d round trips (%d LIST pages, %d commit GETs)", rounds, c.lists, countCommitGets(c))
 				want := 3
 				if k == 1 {
 					want = 2

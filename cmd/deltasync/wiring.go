@@ -307,6 +307,7 @@ func (c *cli) newApp(s settings, w writes, command string) (*app, error) {
 		return nil, err
 	}
 	if err := a.newReconciler(c, w, command, nil); err != nil {
+		a.closeCatalog()
 		return nil, err
 	}
 	return a, nil
@@ -320,9 +321,11 @@ func (c *cli) newDaemon(s settings) (*app, error) {
 		return nil, err
 	}
 	if a.events, err = newEvents(s, a); err != nil {
+		a.closeCatalog()
 		return nil, err
 	}
 	if err := a.newReconciler(c, writeChanges, "run", a.events.Dirty()); err != nil {
+		a.closeCatalog()
 		return nil, err
 	}
 	return a, nil

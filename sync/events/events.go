@@ -35,7 +35,8 @@ type Options struct {
 	// full no more messages are received (default 1024).
 	QueueSize int
 	// Concurrency bounds the reconciles run for events and by cron cycles
-	// together (the same slots; default 4).
+	// together (the same slots; default the reconciler's full reads at
+	// their default, sync.ResolveReadConcurrency(0, 0)).
 	Concurrency int
 	// ResyncInterval is the longest a cron cycle may go without reading a
 	// table's log in full (the daemon passes its resync_interval). 0: cycles
@@ -141,7 +142,9 @@ func New(opts Options) (*Events, error) {
 		opts.QueueSize = 1024
 	}
 	if opts.Concurrency <= 0 {
-		opts.Concurrency = 4
+		// The slots are the reconciler's full reads too: a default of its
+		// own here capped them below read_concurrency's.
+		opts.Concurrency = sync.ResolveReadConcurrency(0, 0)
 	}
 	if opts.MaxWait <= 0 {
 		opts.MaxWait = 2 * time.Minute

@@ -3,17 +3,12 @@ package deltalog
 import (
 	"context"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/deltasync/deltasync/internal/testcorpus"
 	"gocloud.dev/blob"
-	"gocloud.dev/blob/memblob"
 )
 
 // The round trips of a Load, counted exactly: every request waits
@@ -31,17 +26,22 @@ func roundTripBound(lists, commitGets int) int {
 	return 1 + lists + (commitGets+prefetchMax-1)/prefetchMax + 1
 }
 
-// loadRounds loads the table in mb with rtLatency per request and returns
-// the round trips it took, the LIST pages and the commit GETs it sent.
-func loadRounds(t *testing.T, mb *blob.Bucket) (rounds, lists, commitGets int) {
+// loadRounds loads tbl, whose requests c counts, with rtLatency per
+// request, and checks the round trips against roundTripBound.
+func loadRounds(t *testing.T, tbl *Table, c *countingBucket) int {
 	t.Helper()
-	b, c := newCountingBucket(mb)
 	c.latency = rtLatency
 	start := time.Now()
-	if _, err := NewTable(b, "t").Load(context.Background(), LoadOptions{}); err != nil {
+	if _, err := tbl.Load(context.Background(), LoadOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	return wavesSince(t, start), c.lists, countCommitGets(c)
+	rounds, lists, commits := wavesSince(t, start), c.lists, countCommitGets(c)
+	bound := roundTripBound(lists, commits)
+	t.Logf("%d round trips (%d LIST pages, %d commit GETs; bound %d)", rounds, lists, commits, bound)
+	if rounds > bound {
+		t.Errorf("%d round trips for %d LIST pages and %d commits, want at most %d", rounds, lists, commits, bound)
+	}
+	return rounds
 }
 
 // wavesSince is the bubble time since start in whole rtLatency waves.
@@ -63,29 +63,6 @@ func countCommitGets(c *countingBucket) int {
 		}
 	}
 	return n
-}
-
-// corpusToMem copies a corpus table's files into a new memblob bucket.
-func corpusToMem(t *testing.T, name string) *blob.Bucket {
-	t.Helper()
-	root := filepath.Join(testcorpus.Dir(t), name)
-	mb := memblob.OpenBucket(nil)
-	t.Cleanup(func() { mb.Close() })
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		return mb.WriteAll(context.Background(), filepath.ToSlash(rel), data, nil)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return mb
 }
 
 // appendCommits writes n more commits after version from, each a copy of
@@ -115,11 +92,8 @@ func TestLoadRoundTrips(t *testing.T) {
 		}
 		t.Run(row.Name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				rounds, lists, commits := loadRounds(t, corpusToMem(t, row.Name))
-				t.Logf("%d round trips (%d LIST pages, %d commit GETs; bound %d)", rounds, lists, commits, roundTripBound(lists, commits))
-				if bound := roundTripBound(lists, commits); rounds > bound {
-					t.Errorf("%d round trips for %d LIST pages and %d commits, want at most %d", rounds, lists, commits, bound)
-				}
+				tbl, _, c := memTable(t, row.Name)
+				loadRounds(t, tbl, c)
 			})
 		})
 	}
@@ -141,14 +115,9 @@ func TestLoadRoundTrips(t *testing.T) {
 	for _, tc := range tails {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				mb := corpusToMem(t, tc.base)
+				tbl, mb, c := memTable(t, tc.base)
 				appendCommits(t, mb, tc.template, tc.from, tc.n)
-				rounds, lists, commits := loadRounds(t, mb)
-				t.Logf("%d round trips (%d LIST pages, %d commit GETs; bound %d)", rounds, lists, commits, roundTripBound(lists, commits))
-				if bound := roundTripBound(lists, commits); rounds > bound {
-					t.Errorf("%d round trips for %d LIST pages and %d commits, want at most %d", rounds, lists, commits, bound)
-				}
-				if rounds != tc.want {
+				if rounds := loadRounds(t, tbl, c); rounds != tc.want {
 					t.Errorf("%d round trips, want %d", rounds, tc.want)
 				}
 			})
@@ -163,9 +132,7 @@ func TestRefreshRoundTrips(t *testing.T) {
 	for _, k := range []int{1, 6, 33} {
 		t.Run(fmt.Sprint(k), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				mb := corpusToMem(t, "basic_partitioned")
-				b, c := newCountingBucket(mb)
-				tbl := NewTable(b, "t")
+				tbl, mb, c := memTable(t, "basic_partitioned")
 				prev, err := tbl.Load(context.Background(), LoadOptions{})
 				if err != nil {
 					t.Fatal(err)

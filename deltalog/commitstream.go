@@ -21,6 +21,20 @@ const streamCommitBytes = 1 << 20
 // longer skipped line (an add with huge stats) is checked as it passes.
 const streamBufBytes = 64 << 10
 
+// commitReadBytes is what reading a commit of the listed size holds: the
+// whole file when it is read into one buffer (a known size up to
+// streamCommitBytes), else the read buffer it streams through. The memory
+// pool reserves it before the GET (readCommit), and the commits fetched
+// ahead of the one being applied are counted by it against prefetchBytes
+// (commits). A file whose size at open differs from the listing is charged
+// its real size then (lease.take), by the pool and the Load's budget.
+func commitReadBytes(size int64) int64 {
+	if size >= 0 && size <= streamCommitBytes {
+		return size
+	}
+	return streamBufBytes
+}
+
 // readCommit reads one JSON log file (one GET) and parses it: whole into
 // buf when it is at most streamCommitBytes, else streaming (parseStream).
 // data is the buffer read into, for reuse (nil when streamed); nothing
@@ -36,11 +50,7 @@ func (t *Table) readCommit(ctx context.Context, p *logPath, buf []byte, wantComm
 	}
 	ls := b.lease()
 	defer ls.end()
-	hint := int64(streamBufBytes)
-	if p.Size >= 0 && p.Size <= streamCommitBytes {
-		hint = p.Size
-	}
-	if err := ls.reserve(ctx, hint, "the commit", true); err != nil {
+	if err := ls.reserve(ctx, commitReadBytes(p.Size), "the commit", true); err != nil {
 		return nil, nil, fileErr(p.Version, p.Key, 0, err)
 	}
 	var err, perr error

@@ -79,9 +79,10 @@ func (r *replay) apply(p *logPath, fa *fileActions) {
 // (BENCHMARKS.md, "Over S3").
 const prefetchMax = 32
 
-// prefetchBytes bounds the bytes of the commits fetched ahead of the one
-// being applied (sizes from the listing): a run of big commits is fetched
-// a few at a time, always at least one.
+// prefetchBytes bounds what the commits fetched ahead of the one being
+// applied hold (commitReadBytes of their listed sizes): a run of commits
+// read whole (up to 1 MiB each) is fetched fewer at a time, always at
+// least one; streamed commits hold their read buffer only.
 const prefetchBytes = 16 << 20
 
 // idleConnsPerHost is how many idle connections per host an object-store
@@ -230,13 +231,13 @@ func (t *Table) commits(ctx context.Context, r *replay, files []logPath, window,
 	// Only the newest file's commitInfo is used (its timestamp).
 	wantInfo := r.newest == nil
 	workers, next := 0, 0
-	var ahead int64 // bytes of files[i:next]
+	var ahead int64 // what files[i:next] hold (commitReadBytes)
 	for i := range files {
 		if r.done() {
 			return nil
 		}
 		for ; next < len(files) && next-i < window; next++ {
-			size := max(files[next].Size, 0)
+			size := commitReadBytes(files[next].Size)
 			if next > i && ahead+size > prefetchBytes {
 				break
 			}
@@ -266,7 +267,7 @@ func (t *Table) commits(ctx context.Context, r *replay, files []logPath, window,
 			res := <-results
 			got[res.i], arrived[res.i] = res, true
 		}
-		ahead -= max(files[i].Size, 0)
+		ahead -= commitReadBytes(files[i].Size)
 		if got[i].err != nil {
 			return got[i].err
 		}

@@ -21,9 +21,13 @@ const rtLatency = 20 * time.Millisecond
 // roundTripBound is issue #26's bound for one Load over an object store:
 // the hint, the LIST (each page), ⌈commits / in-flight⌉ for the commit
 // GETs, and one more (the newest commit read alone, or the checkpoint's
-// second read). in-flight is a Load's GETs in flight, prefetchMax.
-func roundTripBound(lists, commitGets int) int {
-	return 1 + lists + (commitGets+prefetchMax-1)/prefetchMax + 1
+// second read). in-flight is a Load's GETs in flight, prefetchMax, or
+// fewer where the commits it reads whole are big: as many as prefetchBytes
+// holds of the largest (commitReadBytes; a streamed commit holds its read
+// buffer only).
+func roundTripBound(lists, commitGets int, largestCommit int64) int {
+	inFlight := min(prefetchMax, max(1, int(prefetchBytes/max(1, commitReadBytes(largestCommit)))))
+	return 1 + lists + (commitGets+inFlight-1)/inFlight + 1
 }
 
 // loadRounds loads tbl, whose requests c counts, with rtLatency per
@@ -35,9 +39,10 @@ func loadRounds(t *testing.T, tbl *Table, c *countingBucket) int {
 	if _, err := tbl.Load(context.Background(), LoadOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	rounds, lists, commits := wavesSince(t, start), c.lists, countCommitGets(c)
-	bound := roundTripBound(lists, commits)
-	t.Logf("%d round trips (%d LIST pages, %d commit GETs; bound %d)", rounds, lists, commits, bound)
+	rounds, lists := wavesSince(t, start), c.lists
+	commits, largest := countCommitGets(c)
+	bound := roundTripBound(lists, commits, largest)
+	t.Logf("%d round trips (%d LIST pages, %d commit GETs, the largest %d bytes; bound %d)", rounds, lists, commits, largest, bound)
 	if rounds > bound {
 		t.Errorf("%d round trips for %d LIST pages and %d commits, want at most %d", rounds, lists, commits, bound)
 	}
@@ -54,20 +59,22 @@ func wavesSince(t *testing.T, start time.Time) int {
 	return int(d / rtLatency)
 }
 
-func countCommitGets(c *countingBucket) int {
+// countCommitGets returns the commits c saw read and the largest of them.
+func countCommitGets(c *countingBucket) (n int, largest int64) {
 	_, gets := c.counts()
-	n := 0
 	for _, k := range uniqueKeys(gets) {
 		if p := parseLogPath(k); p.Kind == kindCommit {
 			n++
+			largest = max(largest, c.bytesRead(k))
 		}
 	}
-	return n
+	return n, largest
 }
 
 // appendCommits writes n more commits after version from, each a copy of
-// the real commit template (which must hold neither protocol nor metaData).
-func appendCommits(t *testing.T, mb *blob.Bucket, template string, from int64, n int) {
+// the real commit template (which must hold neither protocol nor metaData),
+// its lines repeated until the commit is at least minBytes long.
+func appendCommits(t *testing.T, mb *blob.Bucket, template string, from int64, n int, minBytes int) {
 	t.Helper()
 	data, err := mb.ReadAll(context.Background(), template)
 	if err != nil {
@@ -76,8 +83,9 @@ func appendCommits(t *testing.T, mb *blob.Bucket, template string, from int64, n
 	if strings.Contains(string(data), `{"protocol"`) || strings.Contains(string(data), `{"metaData"`) {
 		t.Fatalf("%s holds protocol or metaData: not a plain commit", template)
 	}
+	text := strings.Repeat(string(data), max(1, (minBytes+len(data)-1)/len(data)))
 	for v := from + 1; v <= from+int64(n); v++ {
-		put(t, mb, commitKey(v), string(data))
+		put(t, mb, commitKey(v), text)
 	}
 }
 
@@ -100,23 +108,30 @@ func TestLoadRoundTrips(t *testing.T) {
 	tails := []struct {
 		name, base, template string
 		from                 int64
-		n                    int
+		n, minBytes          int
 		want                 int // exact round trips
 	}{
 		// hint, LIST, the newest commit alone, then 99 at 32 in flight
 		// (4): 7. The doubling window took 10.
-		{"no checkpoint, 100 commits (delta-rs before its first checkpoint)", "basic_partitioned", commitKey(1), 1, 98, 7},
+		{"no checkpoint, 100 commits (delta-rs before its first checkpoint)", "basic_partitioned", commitKey(1), 1, 98, 0, 7},
 		// hint, LIST, newest alone, 19 more in one wave: 4 (was 7).
-		{"no checkpoint, 21 commits", "basic_partitioned", commitKey(1), 1, 19, 4},
+		{"no checkpoint, 21 commits", "basic_partitioned", commitKey(1), 1, 19, 0, 4},
 		// hint, LIST, then 104 commits at 31 in flight beside the
 		// checkpoint's read (4 waves): 6.
-		{"checkpoint and 104 commits", "checkpoint", commitKey(14), 14, 100, 6},
+		{"checkpoint and 104 commits", "checkpoint", commitKey(14), 14, 100, 0, 6},
+		// Big commits (a batch of thousands of files) stream through a
+		// 64 KiB buffer, so 32 are in flight as for small ones: 5. Counted
+		// by their listed 3 MiB against prefetchBytes, 5 were: 11.
+		{"no checkpoint, 40 commits of 3 MiB", "basic_partitioned", commitKey(1), 1, 39, 3 << 20, 5},
+		// Commits read whole just under 1 MiB: 18 fit in prefetchBytes,
+		// so the newest, then 39 in 3 waves: 6.
+		{"no checkpoint, 40 commits of 900 KiB", "basic_partitioned", commitKey(1), 1, 39, 900 << 10, 6},
 	}
 	for _, tc := range tails {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				tbl, mb, c := memTable(t, tc.base)
-				appendCommits(t, mb, tc.template, tc.from, tc.n)
+				appendCommits(t, mb, tc.template, tc.from, tc.n, tc.minBytes)
 				if rounds := loadRounds(t, tbl, c); rounds != tc.want {
 					t.Errorf("%d round trips, want %d", rounds, tc.want)
 				}
@@ -137,7 +152,7 @@ func TestRefreshRoundTrips(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				appendCommits(t, mb, commitKey(1), prev.Version, k)
+				appendCommits(t, mb, commitKey(1), prev.Version, k, 0)
 				c.reset()
 				c.latency = rtLatency
 				start := time.Now()
@@ -149,13 +164,14 @@ func TestRefreshRoundTrips(t *testing.T) {
 					t.Fatalf("refreshed to %d, want %d", snap.Version, want)
 				}
 				rounds := wavesSince(t, start)
-				t.Logf("%d round trips (%d LIST pages, %d commit GETs)", rounds, c.lists, countCommitGets(c))
+				commits, _ := countCommitGets(c)
+				t.Logf("%d round trips (%d LIST pages, %d commit GETs)", rounds, c.lists, commits)
 				want := 3
 				if k == 1 {
 					want = 2
 				}
 				if rounds != want {
-					t.Errorf("%d round trips for %d new commits (%d LIST pages, %d commit GETs), want %d", rounds, k, c.lists, countCommitGets(c), want)
+					t.Errorf("%d round trips for %d new commits (%d LIST pages, %d commit GETs), want %d", rounds, k, c.lists, commits, want)
 				}
 			})
 		})

@@ -177,7 +177,7 @@ type fetched struct {
 // commits fetches JSON files concurrently and applies them in order until
 // done. The number of files fetched ahead of the one being applied (the
 // window) starts at window and is maxWindow once the first file has been
-// applied, with their bytes under prefetchBytes; the window slides: a GET
+// applied, with what they hold under prefetchBytes; the window slides: a GET
 // starts as soon as a slot frees instead of when the slowest GET of a
 // window ends. From a window of 1 the newest file is read alone, so a
 // replay that stops there (protocol and metaData in the newest commit)
@@ -185,10 +185,8 @@ type fetched struct {
 // to the next protocol and metaData, which is nearly always all of them
 // (a protocol is written by the first commit, a checkpoint or an
 // upgrade), so the rest goes at the full window: 1 + ⌈(n-1)/maxWindow⌉
-// round trips for n files. (It doubled from 1 before, 1, 2, 4, 8, 16:
-// eight round trips for 100 commits instead of five, and a refresh of 6
-// commits took three instead of two.) A replay that stops early has
-// wasted at most the rest of the window. GETs run on at most
+// round trips for n files (TestLoadRoundTrips). A replay that stops early
+// has wasted at most the rest of the window. GETs run on at most
 // maxWindow worker goroutines that each do many: a fresh goroutine per GET
 // grew its stack through the SDK's deep middleware chain every time (~10%
 // of the CPU of a Load over S3). Each worker parses what it fetched

@@ -29,8 +29,15 @@ MINIMIZE="${DELTASYNC_FUZZ_MINIMIZETIME:-1s}"
 # cancellation; fixed in Go 1.27.0). CI failed on it twice in a row on
 # FuzzParseAPIError, a target that cannot hang. The release toolchain is
 # the approved newer one (.ci/release.sh), fetched through the Go module
-# proxy, so the fix is had without retrying or hiding a failure.
-FUZZ_GOTOOLCHAIN="${DELTASYNC_FUZZ_GOTOOLCHAIN:-${RELEASE_GOTOOLCHAIN:-go1.27.3}}"
+# proxy, so the fix is had without retrying or hiding a failure. Its
+# version is release.sh's RELEASE_GOTOOLCHAIN default, read from there so
+# that one line names it (deploy/dockerfile_test.go reads it the same way).
+release_default="$(sed -n 's/^RELEASE_GOTOOLCHAIN="\${RELEASE_GOTOOLCHAIN:-\(go[0-9.]*\)}"$/\1/p' .ci/release.sh)"
+FUZZ_GOTOOLCHAIN="${DELTASYNC_FUZZ_GOTOOLCHAIN:-${RELEASE_GOTOOLCHAIN:-$release_default}}"
+if [ -z "$FUZZ_GOTOOLCHAIN" ]; then
+	echo 'fuzz: no RELEASE_GOTOOLCHAIN="${RELEASE_GOTOOLCHAIN:-goX.Y.Z}" line in .ci/release.sh' >&2
+	exit 2
+fi
 export GOTOOLCHAIN="$FUZZ_GOTOOLCHAIN"
 if [ "$(go env GOVERSION)" != "$FUZZ_GOTOOLCHAIN" ]; then
 	echo "fuzz: GOTOOLCHAIN=$FUZZ_GOTOOLCHAIN gives $(go env GOVERSION): the fuzzing toolchain could not be had" >&2

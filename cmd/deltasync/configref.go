@@ -82,12 +82,12 @@ func jsonName(f reflect.StructField) string {
 }
 
 func typeName(t reflect.Type) string {
-	switch {
-	case t == durationType:
+	switch t {
+	case durationType:
 		return "duration"
-	case t == patternListType:
+	case patternListType:
 		return "string or list of strings"
-	case t == eventsType:
+	case eventsType:
 		return "list of strings, or mapping"
 	}
 	switch t.Kind() {
@@ -188,7 +188,7 @@ func keySchema(k configKey, keys map[string]configKey) map[string]any {
 		s["description"] = k.Doc
 	}
 	if k.def.IsValid() && !k.def.IsZero() && k.t.Kind() != reflect.Struct {
-		var v any = k.def.Interface()
+		v := k.def.Interface()
 		if k.t == durationType {
 			v = time.Duration(k.def.Int()).String()
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/events"
@@ -66,19 +67,35 @@ func daemonMetrics() ([]metricDoc, error) {
 	return out, nil
 }
 
-// metricType is the collector's type; collectors of const metrics, which
-// have no type of their own, follow the exposition's naming rule that
+// metricType is the collector's type: a vector's from its Go type, a
+// single metric's from what it writes. Collectors of const metrics, which
+// have no type until they collect, follow the exposition's naming rule that
 // promlint enforces on this registry: counters, and only they, end in _total.
 func metricType(c prometheus.Collector, name string) string {
 	switch c.(type) {
-	case prometheus.Gauge, *prometheus.GaugeVec: // before Counter: a Gauge has a Counter's methods
-		return "gauge"
-	case prometheus.Counter, *prometheus.CounterVec:
+	case *prometheus.CounterVec:
 		return "counter"
-	case prometheus.Histogram, *prometheus.HistogramVec:
+	case *prometheus.GaugeVec:
+		return "gauge"
+	case *prometheus.HistogramVec:
 		return "histogram"
-	case prometheus.Summary, *prometheus.SummaryVec:
+	case *prometheus.SummaryVec:
 		return "summary"
+	}
+	if m, ok := c.(prometheus.Metric); ok {
+		var d dto.Metric
+		if m.Write(&d) == nil {
+			switch {
+			case d.Counter != nil:
+				return "counter"
+			case d.Gauge != nil:
+				return "gauge"
+			case d.Histogram != nil:
+				return "histogram"
+			case d.Summary != nil:
+				return "summary"
+			}
+		}
 	}
 	if strings.HasSuffix(name, "_total") {
 		return "counter"

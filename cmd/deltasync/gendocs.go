@@ -41,10 +41,15 @@ func newGenDocsCommand(c *cli, root func() *cobra.Command) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(c.stderr, "deltasync: wrote %d files under %s\n", len(files), filepath.Join(dir, referenceDir))
-			if man != "" {
-				return doc.GenManTree(root(), &doc.GenManHeader{Title: "DELTASYNC", Section: "1", Source: "deltasync " + version}, man)
+			if man == "" {
+				return nil
 			}
-			return nil
+			if err := os.MkdirAll(man, 0o755); err != nil {
+				return err
+			}
+			r := root()
+			r.DisableAutoGenTag = true
+			return doc.GenManTree(r, &doc.GenManHeader{Title: "DELTASYNC", Section: "1", Source: "deltasync " + version}, man)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "root", ".", "the repository's root")

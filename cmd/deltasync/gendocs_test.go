@@ -151,3 +151,28 @@ func TestHelmValuesParser(t *testing.T) {
 		t.Errorf("helmValues (-want +got):\n%s", diff)
 	}
 }
+
+// TestGenDocsManPages: --man writes a page per command into a directory it
+// creates, and the references into --root.
+func TestGenDocsManPages(t *testing.T) {
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "repo")
+	if err := os.MkdirAll(filepath.Join(repo, filepath.Dir(valuesPath)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	values, err := os.ReadFile(filepath.Join(repoRoot, valuesPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(repo, filepath.Dir(valuesPath)), "values.yaml", string(values))
+	man := filepath.Join(dir, "man", "man1")
+	code, _, errOut := runCLI(t, nil, "gen-docs", "--root", repo, "--man", man)
+	if code != 0 {
+		t.Fatalf("gen-docs --man: exit %d: %s", code, errOut)
+	}
+	for _, p := range []string{filepath.Join(man, "deltasync-plan.1"), filepath.Join(repo, referenceDir, "config.schema.json")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("gen-docs wrote no %s: %v", p, err)
+		}
+	}
+}

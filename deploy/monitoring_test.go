@@ -53,12 +53,15 @@ type ruleTestFile struct {
 	} `json:"tests"`
 }
 
+// runbooksPath holds a "## <Alert>" runbook section for every alert.
+const runbooksPath = "../docs/operating/alerts.md"
+
 func TestAlertRules(t *testing.T) {
 	var rf ruleFile
 	if err := yaml.UnmarshalStrict([]byte(readFile(t, alertsPath)), &rf); err != nil {
 		t.Fatalf("%s: %v", alertsPath, err)
 	}
-	readme := readFile(t, "README.md")
+	readme := readFile(t, runbooksPath)
 	seen := map[string]bool{}
 	for _, g := range rf.Groups {
 		for _, r := range g.Rules {
@@ -84,9 +87,9 @@ func TestAlertRules(t *testing.T) {
 				}
 			}
 			anchor := strings.ToLower(r.Alert)
-			if !strings.HasSuffix(r.Annotations["runbook_url"], "deploy/README.md#"+anchor) ||
-				!strings.Contains(readme, "\n### "+r.Alert+"\n") {
-				t.Errorf("%s: runbook_url %q must point at a `### %s` section of deploy/README.md", r.Alert, r.Annotations["runbook_url"], r.Alert)
+			if !strings.HasSuffix(r.Annotations["runbook_url"], "docs/operating/alerts.md#"+anchor) ||
+				!strings.Contains(readme, "\n## "+r.Alert+"\n") {
+				t.Errorf("%s: runbook_url %q must point at a `## %s` section of docs/operating/alerts.md", r.Alert, r.Annotations["runbook_url"], r.Alert)
 			}
 			for _, p := range checkQuery(r.Expr) {
 				t.Errorf("%s: %s", r.Alert, p)

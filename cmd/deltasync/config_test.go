@@ -304,3 +304,15 @@ func TestWatermarkUpdatesKey(t *testing.T) {
 		t.Errorf("bad value: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestTableRuleNeedsInclude: a tables[] rule without include selects
+// nothing; check-config refuses it, naming the rule, instead of passing a
+// config whose plan then finds no table.
+func TestTableRuleNeedsInclude(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "deltasync.yaml",
+		"catalog:\n  url: https://uc.example.com/api/2.1/unity-catalog\ntables:\n  - include: main.a.*\n  - mode: warn\n")
+	code, _, errOut := runCLI(t, nil, "check-config", "--config", path)
+	if code != 1 || !strings.Contains(errOut, "tables[1].include: required") {
+		t.Errorf("check-config: exit %d, want 1 naming tables[1].include:\n%s", code, errOut)
+	}
+}

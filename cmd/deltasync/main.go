@@ -56,25 +56,10 @@ func (e *exitError) Unwrap() error { return e.err }
 // returns the exit code.
 func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int {
 	c := &cli{ctx: ctx, stdout: stdout, stderr: stderr, env: envMap(env)}
-	root := &cobra.Command{
-		Use:           "deltasync",
-		Short:         "Keep Unity Catalog true to each Delta table's transaction log",
-		Version:       version,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
+	root := newRootCommand(c)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(
-		newRunCommand(c),
-		newOnceCommand(c),
-		newPlanCommand(c),
-		newApplyCommand(c),
-		newInspectCmd(c),
-		newCheckConfigCommand(c),
-		newDemoCommand(c),
-	)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
@@ -88,6 +73,29 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintln(stderr, "deltasync:", err)
 	return 1
+}
+
+// newRootCommand is the command tree: every command, and the hidden
+// gen-docs that documents it.
+func newRootCommand(c *cli) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "deltasync",
+		Short:         "Keep Unity Catalog true to each Delta table's transaction log",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(
+		newRunCommand(c),
+		newOnceCommand(c),
+		newPlanCommand(c),
+		newApplyCommand(c),
+		newInspectCmd(c),
+		newCheckConfigCommand(c),
+		newDemoCommand(c),
+		newGenDocsCommand(c, func() *cobra.Command { return newRootCommand(c) }),
+	)
+	return root
 }
 
 func envMap(env []string) map[string]string {

@@ -235,7 +235,10 @@ func (s *settings) buildTables(p *problems, from selection) {
 		p.add("tables: at least one rule with an include pattern is required (or pass --include), or a register rule")
 	}
 	rules := make([]sync.Rule, 0, len(c.Tables))
-	for _, t := range c.Tables {
+	for i, t := range c.Tables {
+		if len(t.Include) == 0 { // it would select nothing, silently
+			p.add("tables[%d].include: required (catalog.schema.table globs, e.g. main.sales.*)", i)
+		}
 		rules = append(rules, sync.Rule{Include: t.Include, Exclude: t.Exclude, Mode: sync.Mode(t.Mode), OnDestructive: sync.OnDestructive(t.OnDestructive)})
 	}
 	sel, err := sync.NewSelector(rules)

@@ -306,14 +306,14 @@ func (t *Table) readParquet(ctx context.Context, r *replay, p *logPath, wantDoma
 type TimestampSource uint8
 
 const (
-	// TimestampModTime: the newest file's modification time, as the
+	// TimestampModTime is the newest file's modification time, as the
 	// store lists it (its commit has neither an in-commit timestamp nor
 	// a commitInfo.timestamp, or the latest version is a checkpoint
 	// whose commit is gone).
 	TimestampModTime TimestampSource = iota
-	// TimestampCommitInfo: the newest commit's commitInfo.timestamp.
+	// TimestampCommitInfo is the newest commit's commitInfo.timestamp.
 	TimestampCommitInfo
-	// TimestampInCommit: the newest commit's commitInfo.inCommitTimestamp,
+	// TimestampInCommit is the newest commit's commitInfo.inCommitTimestamp,
 	// delta.enableInCommitTimestamps being true.
 	TimestampInCommit
 )

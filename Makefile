@@ -43,7 +43,12 @@ build:
 # on amd64 and arm64, version stamped, a CycloneDX SBOM for each and
 # SHA256SUMS, into dist/, built with the release toolchain (go1.27.3, fetched
 # through the Go module proxy). See .ci/release.sh; CI runs it too.
+# First .ci/reliability-gate.sh refuses to release while RELIABILITY.md was
+# produced at another revision of sync/, deltalog/ or catalog/, or records
+# failed tests (override: DELTASYNC_RELEASE_STALE_RELIABILITY=1); CI calls
+# .ci/release.sh directly and is not gated.
 release:
+	bash .ci/reliability-gate.sh
 	VERSION=$(VERSION) bash .ci/release.sh
 
 vet:

@@ -189,12 +189,15 @@ func checkState(t *testing.T, snap *Snapshot, exp *expectedState) {
 	if diff := cmp.Diff(wantSchema, snap.Schema); diff != "" {
 		t.Errorf("schema (-want +got):\n%s", diff)
 	}
-	wantTS := exp.LatestCommitInfoTimestamp
+	wantTS, wantSource := exp.LatestCommitInfoTimestamp, TimestampCommitInfo
 	if snap.Metadata.Configuration["delta.enableInCommitTimestamps"] == "true" && exp.LatestCommitInCommitTimestamp != nil {
-		wantTS = exp.LatestCommitInCommitTimestamp
+		wantTS, wantSource = exp.LatestCommitInCommitTimestamp, TimestampInCommit
 	}
 	if wantTS != nil && snap.CommitTimestamp != *wantTS {
 		t.Errorf("commitTimestamp = %d, want %d", snap.CommitTimestamp, *wantTS)
+	}
+	if wantTS != nil && snap.CommitTimestampSource != wantSource {
+		t.Errorf("commitTimestamp from %v, want from %v", snap.CommitTimestampSource, wantSource)
 	}
 	if snap.CatalogManaged != snap.Protocol.catalogManaged() {
 		t.Errorf("catalogManaged = %v", snap.CatalogManaged)

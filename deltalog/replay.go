@@ -299,19 +299,56 @@ func (t *Table) readParquet(ctx context.Context, r *replay, p *logPath, wantDoma
 	return fa, nil
 }
 
-// commitTimestamp picks the timestamp of the newest file read: the
-// in-commit timestamp when ict is enabled and present, else
-// commitInfo.timestamp, else the file's modification time.
-func commitTimestamp(r *replay, md *Metadata) int64 {
+// TimestampSource says where a snapshot's CommitTimestamp came from. The
+// zero value is a file's modification time: what a store lists of a file
+// is not the log's content (a copied or restored log has fresh ones), so
+// only the other sources are evidence of when a commit was made.
+type TimestampSource uint8
+
+const (
+	// TimestampModTime is the newest file's modification time, as the
+	// store lists it (its commit has neither an in-commit timestamp nor
+	// a commitInfo.timestamp, or the latest version is a checkpoint
+	// whose commit is gone).
+	TimestampModTime TimestampSource = iota
+	// TimestampCommitInfo is the newest commit's commitInfo.timestamp.
+	TimestampCommitInfo
+	// TimestampInCommit is the newest commit's commitInfo.inCommitTimestamp,
+	// delta.enableInCommitTimestamps being true.
+	TimestampInCommit
+)
+
+// FromContent reports whether the timestamp was written in the log itself
+// (an in-commit timestamp or commitInfo.timestamp).
+func (s TimestampSource) FromContent() bool {
+	return s == TimestampCommitInfo || s == TimestampInCommit
+}
+
+// String names the source as the Delta protocol does.
+func (s TimestampSource) String() string {
+	switch s {
+	case TimestampCommitInfo:
+		return "commitInfo.timestamp"
+	case TimestampInCommit:
+		return "commitInfo.inCommitTimestamp"
+	default:
+		return "the file's modification time"
+	}
+}
+
+// commitTimestamp picks the timestamp of the newest file read and says
+// where it came from: the in-commit timestamp when ict is enabled and
+// present, else commitInfo.timestamp, else the file's modification time.
+func commitTimestamp(r *replay, md *Metadata) (int64, TimestampSource) {
 	fa, p := r.newest, r.newestFile
 	if fa == nil || p == nil {
-		return 0
+		return 0, TimestampModTime
 	}
 	if fa.ict != nil && md != nil && md.Configuration["delta.enableInCommitTimestamps"] == "true" {
-		return *fa.ict
+		return *fa.ict, TimestampInCommit
 	}
 	if fa.timestamp != nil {
-		return *fa.timestamp
+		return *fa.timestamp, TimestampCommitInfo
 	}
-	return p.ModTime
+	return p.ModTime, TimestampModTime
 }

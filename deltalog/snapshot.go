@@ -16,7 +16,11 @@ type Snapshot struct {
 	Metadata        Metadata    // log JSON shape (camelCase)
 	Schema          *StructType // parsed Metadata.SchemaString
 	CommitTimestamp int64       // ms since epoch, see Table.Load
-	CatalogManaged  bool        // protocol has catalogManaged (or catalogOwned-preview)
+	// CommitTimestampSource says where CommitTimestamp came from: an
+	// in-commit timestamp, commitInfo.timestamp, or a file's modification
+	// time, which is no evidence of when the commit was made.
+	CommitTimestampSource TimestampSource
+	CatalogManaged        bool // protocol has catalogManaged (or catalogOwned-preview)
 	// Domains maps domain name to its domainMetadata configuration, for
 	// tables whose protocol has the domainMetadata writer feature; nil
 	// otherwise. Removed domains are absent.
@@ -83,12 +87,13 @@ func (s *Snapshot) Compact() *Snapshot {
 		return s
 	}
 	c := &Snapshot{
-		Version:         s.Version,
-		Protocol:        s.Protocol,
-		Metadata:        s.Metadata,
-		CommitTimestamp: s.CommitTimestamp,
-		CatalogManaged:  s.CatalogManaged,
-		Domains:         s.Domains,
+		Version:               s.Version,
+		Protocol:              s.Protocol,
+		Metadata:              s.Metadata,
+		CommitTimestamp:       s.CommitTimestamp,
+		CommitTimestampSource: s.CommitTimestampSource,
+		CatalogManaged:        s.CatalogManaged,
+		Domains:               s.Domains,
 	}
 	c.Protocol.ReaderFeatures = internAll(s.Protocol.ReaderFeatures)
 	c.Protocol.WriterFeatures = internAll(s.Protocol.WriterFeatures)

@@ -117,7 +117,8 @@ type RatifiedCommit struct {
 // delta.enableInCommitTimestamps is true, else its commitInfo.timestamp,
 // else its modification time. When the latest version is a checkpoint
 // whose JSON commit is gone, that is the checkpoint file's modification
-// time.
+// time. CommitTimestampSource says which: only the first two are the
+// log's content.
 func (t *Table) Load(ctx context.Context, opts LoadOptions) (*Snapshot, error) {
 	files, floor, err := t.listFromHint(ctx)
 	if err != nil {
@@ -203,13 +204,13 @@ func finish(r *replay, version int64, origin string) (*Snapshot, *LogError) {
 		}
 	} // else: carried over from a compact snapshot, parsed when first read
 	snap := &Snapshot{
-		Version:         version,
-		Protocol:        *r.protocol,
-		Metadata:        *r.metadata,
-		Schema:          schema,
-		CommitTimestamp: commitTimestamp(r, r.metadata),
-		CatalogManaged:  r.protocol.catalogManaged(),
+		Version:        version,
+		Protocol:       *r.protocol,
+		Metadata:       *r.metadata,
+		Schema:         schema,
+		CatalogManaged: r.protocol.catalogManaged(),
 	}
+	snap.CommitTimestamp, snap.CommitTimestampSource = commitTimestamp(r, r.metadata)
 	if r.protocol.hasWriterFeature("domainMetadata") {
 		snap.Domains = map[string]string{}
 		for k, v := range r.domains {

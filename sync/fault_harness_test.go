@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -577,6 +578,9 @@ type checker struct {
 	stop       chan struct{}
 	done       chan struct{}
 	updates    atomic.Int64
+	// truncated counts updateTable bodies cut short (a kill -9 mid-request):
+	// no request the server could apply, so neither guarded nor not.
+	truncated atomic.Int64
 }
 
 func newChecker(t *testing.T, direct *catalog.Client, w logStates, names map[string]catalog.TableName) *checker {
@@ -688,32 +692,73 @@ func (c *checker) beforeUpdate(r *http.Request, body []byte) {
 	if table == "" {
 		return
 	}
+	etag, verdict, err := classifyUpdate(body)
+	switch verdict {
+	case bodyTruncated:
+		c.truncated.Add(1)
+		c.t.Logf("%s: update body cut short after %d bytes (%v): not a request the server could apply", table, len(body), err)
+		return
+	case bodyMalformed:
+		c.violate("%s: update body does not decode (%v), and it is not cut short", table, err)
+		return
+	}
 	c.updates.Add(1)
-	var req struct {
-		Requirements []struct {
-			Type string `json:"type"`
-			Etag string `json:"etag"`
-		} `json:"requirements"`
-	}
-	_ = json.Unmarshal(body, &req)
-	etag := ""
-	for _, q := range req.Requirements {
-		if q.Type == "assert-etag" {
-			etag = q.Etag
-		}
-	}
 	c.w.withLatest(table, func(latest plan.LogState) {
 		rec, err := c.record(context.Background(), c.names[table])
 		if err != nil {
 			return
 		}
-		if etag == "" {
+		if verdict == bodyUnguarded {
 			c.violate("%s: update sent without assert-etag", table)
 		}
 		if etag == rec.Etag && plan.Diff(latest, rec, plan.DiffOptions{}).Empty() {
 			c.violate("%s: update sent for a table already in sync at v%d", table, latest.Version)
 		}
 	})
+}
+
+// updateVerdict is what the checker makes of an updateTable body.
+type updateVerdict int
+
+const (
+	// bodyGuarded: it decodes and carries an assert-etag.
+	bodyGuarded updateVerdict = iota
+	// bodyUnguarded: it decodes and carries no assert-etag: a violation.
+	bodyUnguarded
+	// bodyTruncated: it is a JSON document cut short (what a request
+	// reads as when its sender is killed mid-body): the server cannot
+	// apply it, so it is counted apart, never as an unguarded write.
+	bodyTruncated
+	// bodyMalformed: it does not decode and is not merely cut short: a
+	// violation (the daemon sent something that is not a request).
+	bodyMalformed
+)
+
+// classifyUpdate decodes an updateTable body: its assert-etag ("" when
+// none) and verdict, and for a body that does not decode, the error.
+func classifyUpdate(body []byte) (etag string, v updateVerdict, err error) {
+	var req struct {
+		Requirements []struct {
+			Type string `json:"type"`
+			Etag string `json:"etag"`
+		} `json:"requirements"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) && syn.Offset == int64(len(body)) && strings.Contains(syn.Error(), "unexpected end of JSON input") {
+			return "", bodyTruncated, err
+		}
+		return "", bodyMalformed, err
+	}
+	for _, q := range req.Requirements {
+		if q.Type == "assert-etag" {
+			etag = q.Etag
+		}
+	}
+	if etag == "" {
+		return "", bodyUnguarded, nil
+	}
+	return etag, bodyGuarded, nil
 }
 
 // outOfSync returns the tables whose record differs from the latest log.
@@ -755,6 +800,9 @@ type reliabilityRow struct {
 	Violations int    `json:"violations"`
 	InSync     int    `json:"in_sync"`
 	Tables     int    `json:"tables"`
+	// Truncated counts update bodies cut short by a kill (soak only):
+	// neither writes nor violations.
+	Truncated int `json:"truncated_bodies,omitempty"`
 }
 
 var reportMu gosync.Mutex

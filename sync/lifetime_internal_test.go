@@ -10,8 +10,9 @@ import (
 // TestBehindLog: a log behind the catalog's watermark is another table
 // (synced, with the evidence) only on evidence: another metaData.id than
 // the log read at the location before, or a newest commit newer than the
-// one the watermark names. Otherwise it is the same table behind, flagged
-// with why.
+// one the watermark names by the time written in it. A file's modification
+// time (a commit without commitInfo) is never evidence, however new.
+// Otherwise it is the same table behind, flagged with why.
 func TestBehindLog(t *testing.T) {
 	v3, t3 := int64(3), int64(1_700_000_003_000)
 	rec := func(ts *int64) *plan.Record {
@@ -22,6 +23,7 @@ func TestBehindLog(t *testing.T) {
 		rec       *plan.Record
 		logID     string
 		logTS     int64
+		modTime   bool // logTS is the file's modification time
 		prevID    string
 		recreated []string // substrings of the evidence; nil: behind
 		behind    []string // substrings of the flag's reason
@@ -39,9 +41,17 @@ func TestBehindLog(t *testing.T) {
 			behind: []string{"the log is behind, not another table (its newest commit"}},
 		{name: "no commit time recorded", rec: rec(nil), logID: "x", logTS: t3 + 1,
 			behind: []string{"the catalog records no commit time for version 3"}},
+		{name: "newer modification time, daemon just started", rec: rec(&t3), logID: "x", logTS: t3 + 1, modTime: true,
+			behind: []string{"the log is behind, not another table (its newest commit (version 0) has no commitInfo timestamp: its time (2023-11-14T22:13:23.001Z) is the file's modification time, not evidence)"}},
+		{name: "newer modification time, same id", rec: rec(&t3), logID: "same", logTS: t3 + 1, modTime: true, prevID: "same",
+			behind: []string{"same metaData.id same as the log read here before; its newest commit (version 0) has no commitInfo timestamp", "not evidence"}},
+		{name: "newer modification time, another id", rec: rec(&t3), logID: "new", logTS: t3 + 1, modTime: true, prevID: "old",
+			recreated: []string{"log was recreated: metaData.id new, where the log read here before had old"}},
+		{name: "modification time, no commit time recorded", rec: rec(nil), logID: "x", logTS: t3 + 1, modTime: true,
+			behind: []string{"is the file's modification time, not evidence"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log := &plan.LogState{Version: 0, CommitTimestamp: tc.logTS, TableID: tc.logID}
+			log := &plan.LogState{Version: 0, CommitTimestamp: tc.logTS, CommitTimestampInLog: !tc.modTime, TableID: tc.logID}
 			got, err := behindLog(tc.rec, log, tc.prevID)
 			if tc.recreated != nil {
 				if err != nil {

@@ -16,8 +16,9 @@ import (
 // where the log was read.
 func LogStateOf(s *deltalog.Snapshot, location string) plan.LogState {
 	return plan.LogState{
-		Version:         s.Version,
-		CommitTimestamp: s.CommitTimestamp,
+		Version:              s.Version,
+		CommitTimestamp:      s.CommitTimestamp,
+		CommitTimestampInLog: s.CommitTimestampSource.FromContent(),
 		Protocol: catalog.Protocol{
 			MinReaderVersion: s.Protocol.MinReaderVersion, MinWriterVersion: s.Protocol.MinWriterVersion,
 			ReaderFeatures: slices.Clone(s.Protocol.ReaderFeatures), WriterFeatures: slices.Clone(s.Protocol.WriterFeatures),

@@ -340,8 +340,8 @@ log:
 	}
 	cycles := countCycles(logDir)
 	commits := countLines(t, wout.Name())
-	t.Logf("soak: %d kills %v, %d cycles finished, %d delta-rs commits, %d updates seen, %d polls",
-		kills, fired, cycles, commits, chk.updates.Load(), chk.polls.Load())
+	t.Logf("soak: %d kills %v, %d cycles finished, %d delta-rs commits, %d updates seen (and %d bodies cut short by a kill), %d polls",
+		kills, fired, cycles, commits, chk.updates.Load(), chk.truncated.Load(), chk.polls.Load())
 	if commits == 0 || chk.updates.Load() == 0 {
 		t.Errorf("the soak proves nothing: %d commits, %d updates", commits, chk.updates.Load())
 	}
@@ -352,7 +352,8 @@ log:
 	}
 	reportRow(t, reliabilityRow{Fault: fmt.Sprintf("kill -9 of `deltasync run` (listing %d, log read %d, between update and reload %d, random %d) with delta-rs writing",
 		fired["listing"], fired["log-read"], fired["after-update"], kills-fired["listing"]-fired["log-read"]-fired["after-update"]),
-		Injected: kills, Cycles: cycles + 1, Violations: chk.violationCount(), InSync: soakTables - len(outOf), Tables: soakTables})
+		Injected: kills, Cycles: cycles + 1, Violations: chk.violationCount(), InSync: soakTables - len(outOf), Tables: soakTables,
+		Truncated: int(chk.truncated.Load())})
 }
 
 // countCycles counts "cycle finished" log lines in the daemons' logs.

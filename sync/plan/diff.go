@@ -17,6 +17,11 @@ import (
 type LogState struct {
 	Version         int64
 	CommitTimestamp int64 // ms
+	// CommitTimestampInLog reports whether CommitTimestamp is written in
+	// the log (an in-commit timestamp or commitInfo.timestamp) rather than
+	// a file's modification time, which is no evidence of when the commit
+	// was made (see behindLog).
+	CommitTimestampInLog bool
 	// Protocol is the log's protocol action in the Delta API model.
 	Protocol catalog.Protocol
 	// SchemaString, PartitionColumns, Configuration and Description are

@@ -1,0 +1,94 @@
+package sync_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/deltasync/deltasync/sync"
+)
+
+// TestExplicitWarnRuleWinsOverRegisterRule: two registered tables live
+// under a register rule's template, each at the location its name maps
+// to, and both logs have moved on (properties changed since the record).
+// A tables[] rule names one of them with mode warn: that one keeps warn,
+// flagged with its drift and never written or registered again, cycle
+// after cycle; the other, which only the register rule describes, is
+// maintained in mode sync and written. Without the tables[] rule (the
+// reverse), the register rule alone syncs both. On uctest and on the real
+// Unity Catalog server.
+func TestExplicitWarnRuleWinsOverRegisterRule(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  func(*testing.T) *env
+	}{
+		{"uctest", func(t *testing.T) *env { return uctestEnv(t) }},
+		{"uc-server", func(t *testing.T) *env {
+			if realServerURL(t) == "" {
+				t.Skip("DELTASYNC_UC_URL is not set")
+			}
+			return newEnv(t)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) { explicitWarnWins(t, c.env(t)) })
+	}
+}
+
+func explicitWarnWins(t *testing.T, e *env) {
+	ctx := context.Background()
+	const src = "data-skipping-change-stats-collected-across-versions"
+	root := filepath.Join(t.TempDir(), "lake")
+	for _, table := range []string{"warned", "adopted"} {
+		dir := filepath.Join(root, e.schema, table)
+		copyLog(t, src, dir, 1)
+		if _, err := sync.Register(ctx, e.client, snapshot(t, dir), e.name(table), "file://"+dir); err != nil {
+			t.Fatal(err)
+		}
+		copyLog(t, src, dir, -1) // v2..v4: properties changed
+	}
+	rule := sync.RegisterRule{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
+	warned, adopted := e.name("warned").String(), e.name("adopted").String()
+	etag := e.record("warned").Etag
+
+	cnt := newAdoptCounter()
+	explicit := []sync.Rule{{Include: []string{warned}, Mode: sync.ModeWarn}}
+	d := e.reconciler(explicit, func(o *sync.Options) {
+		o.Catalog = e.countingClient(cnt)
+		o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}}
+	})
+	for i := range 2 {
+		cnt.reset()
+		res := resultsByTable(d.Sync(ctx))
+		w, ok := res[warned]
+		if !ok || w.Mode != sync.ModeWarn || w.Outcome != sync.OutcomeFlagged || w.Plan == nil || !w.Plan.MetadataDrift() {
+			t.Fatalf("cycle %d: %s %+v, want mode warn, flagged with its drift", i+1, warned, w)
+		}
+		a := res[adopted]
+		if wantA := map[bool]sync.Outcome{true: sync.OutcomeSynced, false: sync.OutcomeUnchanged}[i == 0]; a.Mode != sync.ModeSync || a.Outcome != wantA {
+			t.Fatalf("cycle %d: %s mode %s %s (%s), want mode sync %s", i+1, adopted, a.Mode, a.Outcome, a.Reason, wantA)
+		}
+		got, n := cnt.writes(), 0
+		for _, k := range got {
+			n += k
+		}
+		if want := map[bool]int{true: 1, false: 0}[i == 0]; n != want || got["createTable"] != 0 || got["deleteTable"] != 0 {
+			t.Errorf("cycle %d wrote %v, want %d update (the adopted table's) and no create", i+1, got, want)
+		}
+	}
+	if got := e.record("warned"); got.Etag != etag || deref(got.LastCommitVersion) != 1 {
+		t.Errorf("%s was written: etag %s -> %s, watermark v%d", warned, etag, got.Etag, deref(got.LastCommitVersion))
+	}
+	if got := e.record("adopted"); deref(got.LastCommitVersion) != 4 {
+		t.Errorf("%s not synced: watermark v%d, want 4", adopted, deref(got.LastCommitVersion))
+	}
+
+	// The reverse: the register rule alone maintains the same table in
+	// mode sync, and writes it.
+	r := e.reconciler(nil, func(o *sync.Options) { o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}} })
+	if w := resultsByTable(r.Sync(ctx))[warned]; w.Mode != sync.ModeSync || w.Outcome != sync.OutcomeSynced {
+		t.Fatalf("register rule alone: %s mode %s %s (%s), want mode sync, synced", warned, w.Mode, w.Outcome, w.Reason)
+	}
+	if got := e.record("warned"); deref(got.LastCommitVersion) != 4 {
+		t.Errorf("register rule alone: %s watermark v%d, want 4", warned, deref(got.LastCommitVersion))
+	}
+}

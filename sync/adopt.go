@@ -104,6 +104,11 @@ type adopter struct {
 	// now are the tables registered in the running cycle (the listing
 	// that follows does not reconcile them again).
 	now map[string]bool
+	// withheld are the names a tables[] rule in mode warn keeps from
+	// being registered (lower-cased): no record has them, and the
+	// listing does not load them as missing while the register phase
+	// reports them.
+	withheld map[string]bool
 	// discovered is the number of tables the last discovery found.
 	discovered int
 	// seen are the locations the last discovery found under each name
@@ -126,7 +131,7 @@ func newAdopter(opts *RegisterOptions, policy *StoragePolicy) (*adopter, error) 
 	if opts == nil || len(opts.Rules) == 0 {
 		return nil, nil
 	}
-	a := &adopter{opts: *opts, known: map[string]bool{}, now: map[string]bool{}, locks: map[string]chan struct{}{}, registered: map[string]uint64{}}
+	a := &adopter{opts: *opts, known: map[string]bool{}, now: map[string]bool{}, withheld: map[string]bool{}, locks: map[string]chan struct{}{}, registered: map[string]uint64{}}
 	var errs []error
 	for i, rule := range opts.Rules {
 		t, err := compileRegisterRule(i, rule, policy)
@@ -214,14 +219,16 @@ func (a *adopter) mayMatchSchema(c, s string) bool {
 	return false
 }
 
-// registeredNow reports whether the running cycle registered the table.
+// registeredNow reports whether the running cycle registered the table,
+// or whether a warn rule withholds it from registration (the register
+// phase reports it): either way the listing does not reconcile it.
 func (a *adopter) registeredNow(name string) bool {
 	if a == nil {
 		return false
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.now[strings.ToLower(name)]
+	return a.now[strings.ToLower(name)] || a.withheld[strings.ToLower(name)]
 }
 
 // keep are the names whose status stays while no discovery runs.
@@ -250,6 +257,9 @@ func (r *Reconciler) adopt(ctx context.Context, log *zap.Logger) []Result {
 	if !due {
 		return nil
 	}
+	a.mu.Lock()
+	a.withheld = map[string]bool{} // this discovery decides them again
+	a.mu.Unlock()
 	cands, errs := r.adoptDiscover(ctx)
 	byName := locationsByName(cands)
 	rows, found := r.adoptPlan(ctx, cands, byName)
@@ -592,6 +602,17 @@ func (r *Reconciler) adoptOne(ctx context.Context, c *candidate, byName map[stri
 	reg := registrationRow(req)
 	reg.CreateSchema = createSchema
 	res.Registration = &reg
+	if m, ok := r.opts.Selector.Match(c.name.Catalog, c.name.Schema, c.name.Table); ok && m == ModeWarn {
+		// Creating the record is a write, and a rule the user wrote
+		// for this name says never to write it: the row says what
+		// would be created, and why it is not.
+		res.Mode, res.Outcome, res.Status = ModeWarn, OutcomeFlagged, StatusOutOfSync
+		res.Reason = fmt.Sprintf("not registered: a tables[] rule puts %s in mode warn, which never writes (register rule %q)", c.name, c.rule.rule.Name)
+		a.mu.Lock()
+		a.withheld[strings.ToLower(c.name.String())] = true
+		a.mu.Unlock()
+		return res, true
+	}
 	if r.opts.DryRun {
 		res.Outcome, res.Status = OutcomeWouldRegister, StatusOutOfSync
 		return res, true

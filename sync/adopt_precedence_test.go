@@ -3,6 +3,7 @@ package sync_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/deltasync/deltasync/sync"
@@ -90,5 +91,65 @@ func explicitWarnWins(t *testing.T, e *env) {
 	}
 	if got := e.record("warned"); deref(got.LastCommitVersion) != 4 {
 		t.Errorf("register rule alone: %s watermark v%d, want 4", warned, deref(got.LastCommitVersion))
+	}
+}
+
+// TestWarnRuleNeverRegisters: a Delta table no record names yet lies
+// under a register rule's template, and a tables[] rule names the table
+// it would become with mode warn. Registering is a write, and warn never
+// writes: it is reported (mode warn, flagged, with what it would create
+// and why not), never created, cycle after cycle; a neighbour only the
+// register rule covers is registered. On uctest and the real server.
+func TestWarnRuleNeverRegisters(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  func(*testing.T) *env
+	}{
+		{"uctest", func(t *testing.T) *env { return uctestEnv(t) }},
+		{"uc-server", func(t *testing.T) *env {
+			if realServerURL(t) == "" {
+				t.Skip("DELTASYNC_UC_URL is not set")
+			}
+			return newEnv(t)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) { warnNeverRegisters(t, c.env(t)) })
+	}
+}
+
+func warnNeverRegisters(t *testing.T, e *env) {
+	ctx := context.Background()
+	const src = "data-skipping-change-stats-collected-across-versions"
+	root := filepath.Join(t.TempDir(), "lake")
+	for _, table := range []string{"warned", "adopted"} {
+		copyLog(t, src, filepath.Join(root, e.schema, table), -1)
+	}
+	rule := sync.RegisterRule{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
+	warned, adopted := e.name("warned").String(), e.name("adopted").String()
+	cnt := newAdoptCounter()
+	d := e.reconciler([]sync.Rule{{Include: []string{warned}, Mode: sync.ModeWarn}}, func(o *sync.Options) {
+		o.Catalog = e.countingClient(cnt)
+		o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}}
+	})
+	for i := range 2 {
+		cnt.reset()
+		res := resultsByTable(d.Sync(ctx))
+		w, ok := res[warned]
+		if !ok || w.Mode != sync.ModeWarn || w.Outcome != sync.OutcomeFlagged || w.Registration == nil || !strings.Contains(w.Reason, "warn") {
+			t.Fatalf("cycle %d: %s %+v, want mode warn, flagged, with the registration it would make and why not", i+1, warned, w)
+		}
+		if i == 0 {
+			if a := res[adopted]; a.Outcome != sync.OutcomeRegistered {
+				t.Fatalf("cycle 1: %s %s (%s), want registered", adopted, a.Outcome, a.Reason)
+			}
+			if got := cnt.writes()["createTable"]; got != 1 {
+				t.Errorf("cycle 1: %d createTable, want 1 (the adopted table's)", got)
+			}
+		} else if got := cnt.writes()["createTable"]; got != 0 {
+			t.Errorf("cycle %d: %d createTable, want none", i+1, got)
+		}
+	}
+	if ok, err := e.client.TableExists(ctx, e.name("warned")); err != nil || ok {
+		t.Errorf("%s exists in the catalog (%v): a warn rule's table was registered", warned, err)
 	}
 }

@@ -4,7 +4,7 @@
 # `go test -race ./...` and stops them. System packages (promtool, Chromium,
 # java for ElasticMQ) it installs only in CI (CI=true); on your machine it says
 # what to install and the tests that need them skip.
-.PHONY: test unit demo build release vet fmt bench uc-up uc-down spark-readback
+.PHONY: test unit demo build release vet fmt bench docs uc-up uc-down spark-readback
 
 GO ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
@@ -54,6 +54,12 @@ release:
 vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+
+# docs: regenerate docs/reference (CLI, config keys and JSON Schema,
+# metrics, Helm values) from the code; `go test ./cmd/deltasync` fails
+# while a generated file is stale.
+docs:
+	$(GO) run ./cmd/deltasync gen-docs
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

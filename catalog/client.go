@@ -236,6 +236,7 @@ func (c *Client) send(ctx context.Context, r request) (int, []byte, error) {
 
 	var ownPause int64 // a pause this call set, waited out by its own backoff
 	stalls := 0
+	var unsure error // an earlier attempt of a write that the server may have acted on
 	for attempt := 1; ; attempt++ {
 		if err := c.throttle.wait(ctx, c.retry.Now(), c.retry.Sleep, ownPause); err != nil {
 			return 0, nil, fmt.Errorf("catalog: %s: %w", r.op, err)
@@ -252,7 +253,13 @@ func (c *Client) send(ctx context.Context, r request) (int, []byte, error) {
 			return status, nil, fmt.Errorf("catalog: %s: %w", r.op, ctx.Err())
 		}
 		if attempt >= c.retry.MaxAttempts || !Retryable(err) {
+			if unsure != nil {
+				err = &resentError{err: err, earlier: unsure}
+			}
 			return status, nil, err
+		}
+		if r.method != http.MethodGet && unsure == nil && mayHaveActed(err) {
+			unsure = err
 		}
 		// A server that stalled twice in a row is given up: a stall costs a
 		// whole IdleTimeout, and one that outlasts a retry rarely clears

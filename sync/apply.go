@@ -31,7 +31,8 @@ type ApplyOptions struct {
 type ApplyResult struct {
 	Table string `json:"table"`
 	// Outcome is synced (applied), refused (stale, gone or refused by the
-	// catalog: the record is as it was) or failed.
+	// catalog: the record is as it was), or for an answer lost, what the
+	// record read again showed: synced, not_applied or unknown.
 	Outcome    audit.Outcome `json:"outcome"`
 	Reason     string        `json:"reason,omitempty"`
 	Actions    []string      `json:"actions"`
@@ -109,9 +110,20 @@ func Apply(ctx context.Context, opts ApplyOptions, sp *SavedPlan) *ApplyReport {
 		t := &sp.Tables[i]
 		res := ApplyResult{Table: t.Table, Actions: plan.ActionNames(t.Updates), EtagBefore: t.Etag}
 		etag, err := opts.send(ctx, t)
+		lw := lostWrite{tableID: t.TableID, etagBefore: t.Etag, etagMoves: t.Metastore == nil, updates: t.Updates}
+		if t.Metastore != nil {
+			lw.written = etag // the guard value WriteFrom set, also when its answer was lost
+		}
+		lost, err := settle(ctx, err, &lw, func(ctx context.Context) (*plan.Record, error) { return opts.readBack(ctx, t) })
 		res.Outcome = writeOutcome(err)
 		var etagAfter *string
 		switch {
+		case lost != nil:
+			res.Outcome, res.Reason = lost.outcome, lost.why
+			if lost.outcome == audit.OutcomeSynced {
+				res.EtagAfter = lost.etagAfter
+				etagAfter = &res.EtagAfter
+			}
 		case err == nil:
 			res.EtagAfter = etag // "" on HMS 3, as a sync's audit record says
 			etagAfter = &res.EtagAfter
@@ -168,6 +180,31 @@ func (opts *ApplyOptions) send(ctx context.Context, t *SavedTable) (string, erro
 		return "", err
 	}
 	return resp.Metadata.Etag, nil
+}
+
+// readBack reads a saved table's record again, to resolve a write whose
+// answer was lost.
+func (opts *ApplyOptions) readBack(ctx context.Context, t *SavedTable) (*plan.Record, error) {
+	name, err := catalog.ParseTableName(t.Table)
+	if err != nil {
+		return nil, err
+	}
+	if t.Metastore != nil {
+		if opts.HMS == nil || opts.HMS.Client == nil {
+			return nil, errors.New("no Hive Metastore client")
+		}
+		cur, err := opts.HMS.Client.GetTable(ctx, name.Schema, name.Table)
+		if err != nil {
+			return nil, err
+		}
+		rec, err := hmsRecordOf(name, cur)
+		return &rec, err
+	}
+	if opts.Catalog == nil {
+		return nil, errors.New("no Unity Catalog client")
+	}
+	_, rec, err := readUC(ctx, opts.Catalog, name, t.Updates)
+	return rec, err
 }
 
 func (opts *ApplyOptions) now() time.Time {

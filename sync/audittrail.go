@@ -2,13 +2,11 @@ package sync
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/catalog/hms"
 	"github.com/deltasync/deltasync/sync/audit"
 	"github.com/deltasync/deltasync/sync/plan"
 )
@@ -33,26 +31,28 @@ type auditWrite struct {
 	updates    []catalog.Update
 	changes    []plan.Change
 	logVersion *int64
+	// resolves is the time of the unknown record this one resolves.
+	resolves string
 }
 
-// writeOutcome classifies an updateTable answer for the audit trail: a
-// moved etag or uuid (409), a table gone (404) and a refusal
+// writeOutcome classifies an answer for the audit trail: synced, refused
+// (a moved etag or uuid (409), a table gone (404) and a refusal
 // (catalog.ErrRefused, the pre-flight check's too) left the record as it
-// was; anything else may or may not have reached it.
+// was) or, for anything else (see unsure), unknown until the record is
+// read again (resolve.go).
 func writeOutcome(err error) audit.Outcome {
 	switch {
 	case err == nil:
 		return audit.OutcomeSynced
-	case catalog.IsConflict(err), catalog.IsNotFound(err), errors.Is(err, catalog.ErrRefused),
-		errors.Is(err, hms.ErrConflict), errors.Is(err, hms.ErrNotFound), errors.Is(err, hms.ErrRefused):
-		return audit.OutcomeRefused
+	case unsure(err):
+		return audit.OutcomeUnknown
 	}
-	return audit.OutcomeFailed
+	return audit.OutcomeRefused
 }
 
-// record writes one audit record: outcome, the etag after (from the
-// catalog's answer to a synced write) and why (reason, for anything but
-// synced). It returns the writer's error, which callers log: a full disk
+// record writes one audit record: outcome, the etag after (of a synced
+// write) and why (reason: for anything but synced, and for a synced write
+// whose answer was lost). It returns the writer's error, which callers log: a full disk
 // does not stop a sync.
 func (a *AuditOptions) record(now time.Time, w auditWrite, outcome audit.Outcome, etagAfter *string, reason string) error {
 	if a == nil || a.Writer == nil {
@@ -60,7 +60,7 @@ func (a *AuditOptions) record(now time.Time, w auditWrite, outcome audit.Outcome
 	}
 	rec := audit.Record{Time: now, Cycle: w.cycle, Command: a.Command, Table: w.table, TableID: w.tableID,
 		EtagBefore: w.etagBefore, EtagAfter: etagAfter, Outcome: outcome, Actions: plan.ActionNames(w.updates),
-		Reason: reason, LogVersion: w.logVersion, DeltasyncVersion: a.Version}
+		Reason: reason, Resolves: w.resolves, LogVersion: w.logVersion, DeltasyncVersion: a.Version}
 	for _, c := range w.changes {
 		rec.Changes = append(rec.Changes, auditChange(c))
 	}
@@ -139,15 +139,52 @@ func guards(req catalog.UpdateTableRequest) (uuid, etag string) {
 }
 
 // updateTable sends one updateTable and writes its audit record: synced
-// with the etag the catalog answered, refused or failed with why. changes
-// are the plan's changes; those the request carries are recorded.
+// with the etag the catalog answered, refused with why, or — for an
+// answer lost — what the record read again shows (resolve.go): a write
+// the record holds is synced, and returned as if answered, with the record
+// read. changes are the plan's changes; those the request carries are
+// recorded.
 func (r *Reconciler) updateTable(ctx context.Context, name catalog.TableName, req catalog.UpdateTableRequest, changes []plan.Change, logVersion *int64) (*catalog.LoadTableResponse, error) {
 	lt, err := r.opts.Catalog.UpdateTable(ctx, name, req)
-	r.auditWrite(ctx, name, req, changesSent(changes, req.Updates), logVersion, lt, err)
+	uuid, etag := guards(req)
+	lw := lostWrite{tableID: uuid, etagBefore: etag, etagMoves: true, updates: req.Updates}
+	res, err := settle(ctx, err, &lw, func(ctx context.Context) (*plan.Record, error) {
+		read, rec, err := readUC(ctx, r.opts.Catalog, name, req.Updates)
+		lt = read
+		return rec, err
+	})
+	if err != nil {
+		lt = nil
+	}
+	r.auditWrite(ctx, name, req, changesSent(changes, req.Updates), logVersion, lt, err, res, &lw)
 	return lt, err
 }
 
-func (r *Reconciler) auditWrite(ctx context.Context, name catalog.TableName, req catalog.UpdateTableRequest, changes []plan.Change, logVersion *int64, lt *catalog.LoadTableResponse, err error) {
+// readUC reads a Unity Catalog record to resolve a lost answer: the
+// Delta API's, and the classic one's comment when the write set it.
+func readUC(ctx context.Context, c *catalog.Client, name catalog.TableName, updates []catalog.Update) (*catalog.LoadTableResponse, *plan.Record, error) {
+	lt, err := c.LoadTable(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	comment := ""
+	for _, u := range updates {
+		if _, ok := u.(catalog.SetTableComment); ok {
+			ti, err := c.GetTable(ctx, name.String())
+			if err != nil {
+				return nil, nil, err
+			}
+			comment = ti.Comment
+		}
+	}
+	rec := RecordOf(name, lt, comment, "")
+	return lt, &rec, nil
+}
+
+// auditWrite writes a write's audit record: from its answer (lt, err), or
+// from res when the answer was lost (settle). A write still unknown is
+// kept for its table's next reconcile to resolve (lw).
+func (r *Reconciler) auditWrite(ctx context.Context, name catalog.TableName, req catalog.UpdateTableRequest, changes []plan.Change, logVersion *int64, lt *catalog.LoadTableResponse, err error, res *resolution, lw *lostWrite) {
 	if r.opts.Audit.Writer == nil {
 		return
 	}
@@ -155,13 +192,23 @@ func (r *Reconciler) auditWrite(ctx context.Context, name catalog.TableName, req
 	w := auditWrite{cycle: cycleOf(ctx), table: name.String(), tableID: uuid, etagBefore: etag, updates: req.Updates,
 		changes: changes, logVersion: logVersion}
 	var after *string
-	reason := ""
+	outcome, reason := writeOutcome(err), ""
 	if err == nil && lt != nil {
 		after = &lt.Metadata.Etag
 	} else if err != nil {
 		reason = err.Error()
 	}
-	if aerr := r.opts.Audit.record(r.opts.Now(), w, writeOutcome(err), after, reason); aerr != nil {
+	if res != nil {
+		outcome, reason = res.outcome, res.why
+		if res.outcome == audit.OutcomeSynced {
+			after = &res.etagAfter
+		}
+	}
+	now := r.opts.Now()
+	if outcome == audit.OutcomeUnknown && lw != nil {
+		r.lost.put(name.String(), unresolved{w: w, lost: *lw, at: now})
+	}
+	if aerr := r.opts.Audit.record(now, w, outcome, after, reason); aerr != nil {
 		r.logger(ctx).Error("audit record not written", zap.String("table", name.String()), zap.Error(aerr))
 	}
 }

@@ -532,12 +532,21 @@ func (k *hmsKind) write(ctx context.Context, t Target, seen *observed, a *applie
 		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: seen.rec.ID}, catalog.AssertEtag{Etag: seen.rec.Etag}},
 		Updates:      a.updates,
 	}
+	// An answer lost is resolved by reading the record again (resolve.go).
+	lw := lostWrite{tableID: seen.rec.ID, etagBefore: seen.rec.Etag, written: ddl, updates: a.updates}
+	res, err := settle(ctx, err, &lw, func(ctx context.Context) (*plan.Record, error) {
+		rec, _, err := k.load(ctx, Target{Name: t.Name}, 0)
+		return &rec, err
+	})
+	if res != nil && err == nil {
+		ddl = res.etagAfter
+	}
 	var answer *catalog.LoadTableResponse
 	if err == nil {
 		answer = &catalog.LoadTableResponse{Metadata: catalog.TableMetadata{Etag: ddl}}
 		a.wrote = ddl
 	}
-	k.r.auditWrite(ctx, t.Name, req, changesSent(a.changes, a.updates), seen.logVersion, answer, err)
+	k.r.auditWrite(ctx, t.Name, req, changesSent(a.changes, a.updates), seen.logVersion, answer, err, res, &lw)
 	return err
 }
 

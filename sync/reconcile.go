@@ -131,7 +131,7 @@ func kindsOf(p *plan.Plan) []plan.DriftKind {
 
 func (r *Reconciler) reconcile(ctx context.Context, t Target, fast bool) Result {
 	st := r.state(t.Name.String())
-	if fast {
+	if fast && !r.lost.has(t.Name.String()) { // an unknown write is resolved by a full reconcile's read
 		if res, ok := r.fastPath(ctx, st, t); ok {
 			return res
 		}
@@ -162,6 +162,7 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 		if err != nil {
 			return result(t, attempt, &seen, nil, nil, err, uniform), recs
 		}
+		r.resolvePending(ctx, t.Name, &seen.rec)
 		recs = records{before: &seen.rec}
 		d := r.decide(t, &seen)
 		uniform = d.uniform

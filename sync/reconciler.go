@@ -121,6 +121,9 @@ type Reconciler struct {
 	kind catalogKind
 	// turns bound the catalog calls of full reconciles (turns.go).
 	turns catalogTurns
+	// lost are the writes audited unknown, resolved by their table's next
+	// reconcile (resolve.go).
+	lost lostWrites
 }
 
 // tableState is what the reconciler remembers about a table between cycles.

@@ -333,7 +333,7 @@ func writePlan(b *strings.Builder, p *plan.Plan) {
 			}
 		}
 		for _, k := range pc.Remove {
-			fmt.Fprintf(b, "  property %s: remove\n", k)
+			fmt.Fprintf(b, "  property %s: remove (was %q)\n", k, pc.Catalog[k])
 		}
 	}
 	if p.Comment != nil {
@@ -407,6 +407,16 @@ func writeRegistration(b *strings.Builder, reg *Registration) {
 	}
 }
 
+// removedText is the value a removed field had in the catalog, for
+// people: a property's or the comment's quoted, a column's or a column
+// list's as its JSON.
+func removedText(c plan.Change) string {
+	if c.Kind == plan.KindProperties || c.Kind == plan.KindComment {
+		return strconv.Quote(c.Catalog)
+	}
+	return c.Catalog
+}
+
 // writeChanges marks each change of the plan with its class:
 // "  destructive: column price: remove".
 func writeChanges(b *strings.Builder, p *plan.Plan) {
@@ -419,6 +429,9 @@ func writeChanges(b *strings.Builder, p *plan.Plan) {
 			class = "destructive"
 		}
 		line := fmt.Sprintf("%s: %s", c.Field, c.Op)
+		if c.Op == plan.OpRemove {
+			line += " (was " + removedText(c) + ")"
+		}
 		if len(c.Details) > 0 {
 			line += " (" + strings.Join(c.Details, ", ") + ")"
 		}

@@ -60,7 +60,8 @@ func validate(t *testing.T, s *jsonschema.Schema, what string, doc []byte) {
 
 // TestDocumentsMatchTheirSchemas validates every kind of document
 // deltasync produces for people to build on (the JSON report, a saved
-// plan, audit records of each outcome but failed) against the schemas
+// plan, audit records of each outcome but failed, not_applied and unknown:
+// TestLostAnswersAuditedAsTheServerSawThem validates those) against the schemas
 // published in sync/schemas, and checks the schemas refuse a document
 // that breaks them.
 func TestDocumentsMatchTheirSchemas(t *testing.T) {
@@ -125,6 +126,12 @@ func TestDocumentsMatchTheirSchemas(t *testing.T) {
 		"no etag":    {"saved-plan", strings.Replace(spb.String(), `"etag":`, `"etagx":`, 1)},
 		"synced, no etag_after": {"audit-record", `{"format_version":"1","time":"2026-12-02T04:00:00Z","cycle":1,"table":"c.s.t","table_id":"u",` +
 			`"etag_before":"e","etag_after":null,"outcome":"synced","actions":[],"changes":[],"deltasync_version":"x"}`},
+		"not_applied with etag_after": {"audit-record", `{"format_version":"1","time":"2026-12-02T04:00:00Z","cycle":1,"table":"c.s.t","table_id":"u",` +
+			`"etag_before":"e","etag_after":"f","outcome":"not_applied","actions":[],"changes":[],"deltasync_version":"x"}`},
+		"an outcome no version writes": {"audit-record", `{"format_version":"1","time":"2026-12-02T04:00:00Z","cycle":1,"table":"c.s.t","table_id":"u",` +
+			`"etag_before":"e","etag_after":null,"outcome":"lost","actions":[],"changes":[],"deltasync_version":"x"}`},
+		"resolves not a time": {"audit-record", `{"format_version":"1","time":"2026-12-02T04:00:00Z","cycle":1,"table":"c.s.t","table_id":"u",` +
+			`"etag_before":"e","etag_after":"f","outcome":"synced","resolves":"yesterday","actions":[],"changes":[],"deltasync_version":"x"}`},
 	} {
 		v, err := jsonschema.UnmarshalJSON(strings.NewReader(bad.doc))
 		if err != nil {

@@ -13,7 +13,9 @@ type Outcome string
 
 // The outcomes of a write.
 const (
-	// OutcomeSynced: the catalog took the update (etag_after is its new etag).
+	// OutcomeSynced: the catalog took the update (etag_after is its new
+	// etag) — it answered so, or its answer was lost and the record read
+	// again holds the update (Reason says so).
 	OutcomeSynced Outcome = "synced"
 	// OutcomeHeld: the update was not sent because it carries destructive
 	// changes and the table's rule holds them (on_destructive: hold).
@@ -23,9 +25,19 @@ const (
 	// store), or the client refused it before sending; the record did not
 	// change.
 	OutcomeRefused Outcome = "refused"
-	// OutcomeFailed: the update could not be sent or its answer was lost
-	// (a timeout, a 5xx after retries): whether the record changed is
-	// unknown until it is read again.
+	// OutcomeNotApplied: the update failed or its answer was lost (a
+	// timeout, a cut connection, a 5xx, a 409 to a resend) and the record,
+	// read again, does not hold it: it did not change the record.
+	OutcomeNotApplied Outcome = "not_applied"
+	// OutcomeUnknown: the update's answer was lost and the record could
+	// not be read again to learn what became of it. A later record of the
+	// same table (Resolves set to this one's time) says what did: synced
+	// with the etag after, or not_applied.
+	OutcomeUnknown Outcome = "unknown"
+	// OutcomeFailed is what deltasync wrote before it resolved a lost
+	// answer by reading the record again: whether the record changed is
+	// not known. It is no longer written; a reader of older files takes
+	// it as unknown.
 	OutcomeFailed Outcome = "failed"
 )
 
@@ -65,8 +77,13 @@ type Record struct {
 	// have been sent for a held or refused write.
 	Actions []string `json:"actions"`
 	Changes []Change `json:"changes"`
-	// Reason says why a write was held, refused or failed.
+	// Reason says why a write was held, refused, not applied or unknown,
+	// and for a synced one whose answer was lost, how it was learned.
 	Reason string `json:"reason,omitempty"`
+	// Resolves is, on a record that says what became of an earlier
+	// unknown one of the same table, that record's time (RFC 3339): the
+	// two describe one write, and this one's outcome is its outcome.
+	Resolves string `json:"resolves,omitempty"`
 	// LogVersion is the log version the update describes, when known.
 	LogVersion       *int64 `json:"log_version,omitempty"`
 	DeltasyncVersion string `json:"deltasync_version"`

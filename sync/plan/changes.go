@@ -83,7 +83,7 @@ func (p Plan) Changes() []Change {
 		}
 	}
 	if c := p.Partitioning; c != nil {
-		add(KindPartitioning, "partition columns", opOf(len(c.Catalog) > 0, len(c.Log) > 0), jsonText(c.Catalog), jsonText(c.Log))
+		add(KindPartitioning, "partition columns", opOf(len(c.Catalog) > 0, len(c.Log) > 0), textIf(len(c.Catalog) > 0, c.Catalog), textIf(len(c.Log) > 0, c.Log))
 	}
 	if c := p.Clustering; c != nil {
 		add(KindClustering, "clustering columns", opOf(len(c.Catalog) > 0, len(c.Log) > 0), textIf(len(c.Catalog) > 0, c.Catalog), textIf(len(c.Log) > 0, c.Log))
@@ -97,7 +97,7 @@ func (p Plan) Changes() []Change {
 			add(KindProperties, "property "+k, opOf(had, true), cat, c.Set[k])
 		}
 		for _, k := range c.Remove {
-			add(KindProperties, "property "+k, OpRemove, "", "")
+			add(KindProperties, "property "+k, OpRemove, c.Catalog[k], "")
 		}
 	}
 	if c := p.Comment; c != nil {

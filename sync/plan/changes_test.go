@@ -36,7 +36,7 @@ func TestChangesEnumeratesThePlan(t *testing.T) {
 		{Kind: KindSchema, Field: `column part`, Op: OpAdd, Log: `{"type":"struct","fields":[{"name":"part","type":"string","nullable":true,"metadata":{}}]}`, Class: ClassNonDestructive},
 		{Kind: KindProtocol, Field: "protocol", Op: OpChange, Catalog: jsonText(p.Protocol.Catalog), Log: jsonText(log.Protocol), Class: ClassNonDestructive},
 		{Kind: KindProperties, Field: "property owner.team", Op: OpChange, Catalog: "hr", Log: "sales", Class: ClassNonDestructive},
-		{Kind: KindProperties, Field: "property stale", Op: OpRemove, Class: ClassDestructive},
+		{Kind: KindProperties, Field: "property stale", Op: OpRemove, Catalog: "x", Class: ClassDestructive},
 		{Kind: KindComment, Field: "comment", Op: OpAdd, Log: "orders", Class: ClassNonDestructive},
 		{Kind: KindVersion, Field: "watermark", Op: OpChange, Catalog: "3", Log: "7", Class: ClassNonDestructive},
 	}

@@ -136,7 +136,8 @@ type ProtocolChange struct {
 type PropertiesChange struct {
 	Set    map[string]string `json:"set,omitempty"`
 	Remove []string          `json:"remove,omitempty"`
-	// Catalog holds the catalog's values of the keys in Set, where present.
+	// Catalog holds the catalog's values of the keys in Set, where present,
+	// and of the keys in Remove: what the record held before.
 	Catalog map[string]string `json:"catalog,omitempty"`
 }
 
@@ -429,9 +430,13 @@ func diffProperties(log, cat map[string]string, ignore []string) *PropertiesChan
 			}
 		}
 	}
-	for k := range cat {
+	for k, cv := range cat {
 		if _, ok := log[k]; !ok && !ignoredProperty(k, ignore) {
 			ch.Remove = append(ch.Remove, k)
+			if ch.Catalog == nil {
+				ch.Catalog = map[string]string{}
+			}
+			ch.Catalog[k] = cv
 		}
 	}
 	sort.Strings(ch.Remove)

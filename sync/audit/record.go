@@ -6,7 +6,7 @@ import (
 )
 
 // FormatVersion is the format_version every Record carries.
-const FormatVersion = "1"
+const FormatVersion = "2"
 
 // Outcome is what became of one write.
 type Outcome string

@@ -96,6 +96,24 @@
 // column for them). Options.Observer sees every call (name, duration,
 // error), the seam for metrics.
 //
+// # Unset stays unset
+//
+// gohive's Thrift-0.14 structs cannot tell an unset field of default
+// requiredness from an empty one and send every such field, so a write
+// back of a record Spark registered would store sd.serdeInfo.name = ""
+// (and on HMS 3.1.3 viewOriginalText and viewExpandedText = "") where the
+// record had none. The reading protocol records which fields each struct
+// instance of a reply held (Table.Present; list elements by index, structs
+// inside maps not at all), and an alter's writing protocol leaves out a
+// field the read did not have whose value is still the zero value. The
+// alter also asks the server not to gather stats (DO_NOT_UPDATE_STATS: it
+// changes no data), which it would otherwise add (numFiles, totalSize,
+// numFilesErasureCoded) to a record without them. A raw comparison (every
+// field id of the reply, decoded without generated structs) of a
+// Spark-registered record before and after a write shows only the
+// parameters deltasync owns and transient_lastDdlTime changed, on HMS
+// 4.0.1 and 3.1.3.
+//
 // # The record model
 //
 // ReadRecord, Apply, NewExternalTable, SplitSchema/ReadSchema, HiveColumns

@@ -30,8 +30,9 @@
 // An alter replaces the whole table. WriteFrom (the reconcile's write,
 // planned from an earlier read) and Update(db, table, change) (its own
 // read-modify-write, re-planned on conflict: change is called again on the
-// fresh record, at most UpdateOptions.Attempts times) guard it so that no
-// write ever lowers a record's version:
+// fresh record, at most UpdateOptions.Attempts times) guard it so that a
+// write lowers a record's version only in the cases listed under "Not
+// detected" below:
 //
 //   - HMS ≥ 4: the record is read again just before the alter
 //     (stillAsRead: any difference is a conflict), and the alter's
@@ -68,9 +69,11 @@
 //
 //   - HMS 4: a writer that leaves delta.lastUpdateVersion as it was and
 //     commits between deltasync's re-read and its alter (milliseconds),
-//     whichever client it is; on a first write, a writer that sends
-//     transient_lastDdlTime back as read in that window (including one
-//     that sets a version: the record then loses it).
+//     whichever client it is; on a first write (no version yet), a writer
+//     that sends transient_lastDdlTime back as read in that window — one
+//     that sets the version too: the record then ends at deltasync's
+//     version, lower than that writer's, the one way a write on HMS 4
+//     lowers a version.
 //   - HMS 3: a writer that does not lock and lands between the re-read and
 //     the alter — no client can detect it on 3.x (the server has no
 //     guard); held at deltasync's alter, the other writer's version and

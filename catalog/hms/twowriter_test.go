@@ -317,3 +317,41 @@ func edit(t *testing.T, c *Client, db string, f func(map[string]string)) {
 		t.Error(err)
 	}
 }
+
+// TestTwoWriterFirstWriteHMS4 pins the first write on a table Spark
+// registered (no delta.lastUpdateVersion yet: HMS 4 fails any expectation
+// on an absent key, so it expects transient_lastDdlTime). A raw writer
+// that sets the version to 5 (sending transient_lastDdlTime back as read)
+// before deltasync's re-read is detected there; one that does so while
+// deltasync's alter is held is not — the expectation holds, and the
+// record ends at deltasync's version 3: the one write that can lower a
+// version, documented in the package.
+func TestTwoWriterFirstWriteHMS4(t *testing.T) {
+	direct := metastore(t, "DELTASYNC_HMS4_URL")
+	ctx := context.Background()
+	p := fakehms.NewHoldProxy(t, direct.addr)
+	ds := clientAt(t, p.URL)
+	for _, c := range []struct {
+		at       string
+		detected bool
+	}{{"get_table_req", true}, {"alter_table_with_environment_context", false}} {
+		db, _ := sparkTable(t, direct)
+		read, err := ds.GetTable(ctx, db, "ev")
+		if err != nil {
+			t.Fatal(err)
+		}
+		next, err := Apply(read.Thrift, atVersion(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = heldWrite(t, p, c.at, func() { otherWrite(t, direct, db, "ev", true) },
+			func() error { _, err := ds.WriteFrom(ctx, read, next, time.Now(), 5*time.Second); return err })
+		got := stored(t, direct, db)
+		switch {
+		case c.detected && (!errors.Is(err, ErrConflict) || got[KeyLastUpdateVersion] != "5"):
+			t.Errorf("held at %s: %v, version %q; want ErrConflict and the other writer's 5", c.at, err, got[KeyLastUpdateVersion])
+		case !c.detected && (err != nil || got[KeyLastUpdateVersion] != "3" || got["owner.team"] != ""):
+			t.Errorf("held at %s: %v, %v; want the raw writer's edit replaced (undetectable on a first write)", c.at, err, got)
+		}
+	}
+}

@@ -182,7 +182,7 @@ func (c *recorder) Read(b []byte) (int, error) {
 type rawTransport struct{ r io.Reader }
 
 func (t rawTransport) Read(b []byte) (int, error) { return t.r.Read(b) }
-func (rawTransport) Write(b []byte) (int, error)  { return 0, io.ErrClosedPipe }
+func (rawTransport) Write([]byte) (int, error)    { return 0, io.ErrClosedPipe }
 func (rawTransport) Close() error                 { return nil }
 func (rawTransport) Flush(context.Context) error  { return nil }
 func (rawTransport) RemainingBytes() uint64       { return ^uint64(0) }

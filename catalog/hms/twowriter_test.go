@@ -355,3 +355,28 @@ func TestTwoWriterFirstWriteHMS4(t *testing.T) {
 		}
 	}
 }
+
+// TestContractSameValueGuardHMS4: HMS 4.0.1 accepts an expectation whose
+// new value is the value expected (the guard's UPDATE matches the row it
+// leaves as it was): what a write that does not move the version sends.
+// A stale expectation on the same key is still refused.
+func TestContractSameValueGuardHMS4(t *testing.T) {
+	c := metastore(t, "DELTASYNC_HMS4_URL")
+	ctx := context.Background()
+	db := versioned(t, c, 4)
+	read, err := c.GetTable(ctx, db, "ev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := cloneTable(read.Thrift)
+	next.Parameters["same"] = "value"
+	if err := c.AlterTable(ctx, read, next, Guard{Key: KeyLastUpdateVersion, Expected: "4"}); err != nil {
+		t.Fatalf("expected 4, new value 4: %v", err)
+	}
+	if got := stored(t, c, db); got["same"] != "value" || got[KeyLastUpdateVersion] != "4" {
+		t.Errorf("after the same-value guarded write: %v", got)
+	}
+	if err := c.AlterTable(ctx, read, next, Guard{Key: KeyLastUpdateVersion, Expected: "3"}); !errors.Is(err, ErrConflict) {
+		t.Errorf("a stale expectation (3, stored 4): %v, want ErrConflict", err)
+	}
+}

@@ -33,8 +33,7 @@ func (p Presence) absent(path string) bool {
 }
 
 // presenceUnder is the Presence of the Table at prefix in a reply's
-// recorded struct paths ("0.1": get_table_req's table; "0.1[3]": the
-// fourth table of a batch).
+// recorded struct paths ("0.1": get_table_req's table).
 func presenceUnder(all map[string]uint64, prefix string) Presence {
 	p := Presence{}
 	for k, bits := range all {
@@ -51,6 +50,38 @@ func presenceUnder(all map[string]uint64, prefix string) Presence {
 		return nil
 	}
 	return p
+}
+
+// presenceOfElements is the Presence of each Table of a list at prefix
+// ("0.1": get_table_objects_by_name_req's tables), by index, in one pass.
+func presenceOfElements(all map[string]uint64, prefix string) map[int]Presence {
+	out := map[int]Presence{}
+	for k, bits := range all {
+		rest, ok := strings.CutPrefix(k, prefix+"[")
+		if !ok {
+			continue
+		}
+		end := strings.IndexByte(rest, ']')
+		if end < 0 {
+			continue
+		}
+		i, err := strconv.Atoi(rest[:end])
+		if err != nil {
+			continue
+		}
+		rel := rest[end+1:]
+		if rel != "" {
+			if rel[0] != '.' {
+				continue
+			}
+			rel = rel[1:]
+		}
+		if out[i] == nil {
+			out[i] = Presence{}
+		}
+		out[i][rel] = bits
+	}
+	return out
 }
 
 // seg is one level of a path being read or written: a struct (path and

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	hm "github.com/beltran/gohive/hive_metastore"
@@ -111,10 +110,11 @@ func (c *Client) GetTables(ctx context.Context, db string, names []string) (map[
 			return nil, err
 		}
 		lost := skippedUnder(rep.skipped, "0.1")
+		present := presenceOfElements(rep.present, "0.1")
 		for i, t := range res.GetTables() {
 			if t != nil {
 				// success (0) → GetTablesResult.tables (1) → element i.
-				out[t.TableName] = &Table{Thrift: t, Lost: lost, Present: presenceUnder(rep.present, "0.1["+strconv.Itoa(i)+"]")}
+				out[t.TableName] = &Table{Thrift: t, Lost: lost, Present: present[i]}
 			}
 		}
 	}

@@ -20,12 +20,18 @@ import (
 // guard on HMS 4, the EXCLUSIVE lock on HMS 3). Each plain writer sets a
 // key of its own, round after round, and also deletes a key of the log's
 // (delta.enableDeletionVectors), which deltasync then restores; meanwhile
-// the log advances. No write may be lost: before each of its rounds a
-// plain writer finds its previous round's value still stored, and at the
-// end the record holds every writer's last value and is true to the log.
-// Every conflict deltasync met was re-planned: a reconcile either synced
-// (after as many attempts as it needed) or ran out of its bounded
-// attempts on conflicts alone.
+// the log advances. The version never goes back: no plain writer ever
+// reads a delta.lastUpdateVersion lower than one it read before. On HMS 3
+// (the lock) no write may be lost: before each of its rounds a plain
+// writer finds its previous round's value still stored, and at the end
+// the record holds every writer's last value. On HMS 4 the guard is the
+// version, which none of these writes but deltasync's advances move: a
+// write committed between another writer's re-read and its alter is
+// replaced (the package's documented window), so lost writes are counted
+// and logged there, not failed. Either way the record ends true to the
+// log, and every conflict deltasync met was re-planned: a reconcile
+// either synced (after as many attempts as it needed) or ran out of its
+// bounded attempts on conflicts alone.
 func TestHMSRace(t *testing.T) {
 	forEachHMS(t, func(t *testing.T, e *hmsEnv) {
 		const (
@@ -53,9 +59,13 @@ func TestHMSRace(t *testing.T) {
 			})
 		}
 
+		versionGuard, err := e.client.HasExpectedParameterGuard(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var (
 			mu              gosync.Mutex
-			lost            []string
+			lost, backwards []string
 			synced, retried int
 			conflictsPlain  int
 		)
@@ -64,6 +74,7 @@ func TestHMSRace(t *testing.T) {
 		for w := range plain {
 			key := fmt.Sprintf("writer_%d", w)
 			writers.Go(func() {
+				seen := int64(-1) // the highest version this writer read
 				for round := range rounds {
 					for attempt := 0; ; attempt++ {
 						if attempt == 200 {
@@ -74,6 +85,14 @@ func TestHMSRace(t *testing.T) {
 						if err != nil {
 							t.Errorf("%s: %v", key, err)
 							return
+						}
+						if v, err := strconv.ParseInt(read.Thrift.Parameters[hms.KeyLastUpdateVersion], 10, 64); err == nil {
+							if v < seen {
+								mu.Lock()
+								backwards = append(backwards, fmt.Sprintf("%s: read version %d after %d", key, v, seen))
+								mu.Unlock()
+							}
+							seen = max(seen, v)
 						}
 						if want := strconv.Itoa(round - 1); round > 0 && read.Thrift.Parameters[key] != want {
 							mu.Lock()
@@ -155,8 +174,15 @@ func TestHMSRace(t *testing.T) {
 		if t.Failed() {
 			return
 		}
+		for _, b := range backwards {
+			t.Errorf("the version went back: %s", b)
+		}
 		for _, l := range lost {
-			t.Errorf("lost update: %s", l)
+			if versionGuard {
+				t.Logf("lost in the window between a re-read and an alter (not detectable by a guard on the version): %s", l)
+			} else {
+				t.Errorf("lost update: %s", l)
+			}
 		}
 
 		// Quiet now: one more cycle makes the record true to the log, and
@@ -171,13 +197,13 @@ func TestHMSRace(t *testing.T) {
 		got := e.stored("race")
 		checkTrue(t, got, dir, loc)
 		for w := range plain {
-			if v := got.Parameters[fmt.Sprintf("writer_%d", w)]; v != strconv.Itoa(rounds-1) {
+			if v := got.Parameters[fmt.Sprintf("writer_%d", w)]; v != strconv.Itoa(rounds-1) && !versionGuard {
 				t.Errorf("writer_%d = %q at the end, want its last round %d", w, v, rounds-1)
 			}
 		}
 		if synced == 0 {
 			t.Errorf("deltasync never wrote during the race")
 		}
-		t.Logf("deltasync: %d writes (%d after re-planning a conflict); plain writers: %d conflicts retried", synced, retried, conflictsPlain)
+		t.Logf("deltasync: %d writes (%d after re-planning a conflict); plain writers: %d conflicts retried, %d writes lost", synced, retried, conflictsPlain, len(lost))
 	})
 }

@@ -544,7 +544,11 @@ func (k *hmsKind) write(ctx context.Context, t Target, seen *observed, a *applie
 	var answer *catalog.LoadTableResponse
 	if err == nil {
 		answer = &catalog.LoadTableResponse{Metadata: catalog.TableMetadata{Etag: ddl}}
-		a.wrote = ddl
+		// a.wrote stays "": transient_lastDdlTime (the etag) has one-second
+		// resolution and is no write's own — another writer whose write
+		// followed ours (a same-version write, past a guard on the
+		// version) can leave the same value — so a record that still
+		// differs after the write is re-planned as another writer's.
 	}
 	k.r.auditWrite(ctx, t.Name, req, changesSent(a.changes, a.updates), seen.logVersion, answer, err, res, &lw)
 	return err

@@ -60,6 +60,7 @@ type Client struct {
 type conn struct {
 	nc  net.Conn
 	rec *skipRecorder
+	wr  *fieldFilter
 	ms  *hm.ThriftHiveMetastoreClient
 }
 
@@ -131,8 +132,8 @@ func (c *Client) get(ctx context.Context) (*conn, error) {
 	trans := thrift.NewStreamTransportRW(nc)
 	cfg := &thrift.TConfiguration{MaxMessageSize: maxThriftSize}
 	rec := &skipRecorder{TProtocol: thrift.NewTBinaryProtocolConf(trans, cfg)}
-	oprot := thrift.NewTBinaryProtocolConf(trans, cfg)
-	return &conn{nc: nc, rec: rec, ms: hm.NewThriftHiveMetastoreClient(thrift.NewTStandardClient(rec, oprot))}, nil
+	wr := &fieldFilter{TProtocol: thrift.NewTBinaryProtocolConf(trans, cfg)}
+	return &conn{nc: nc, rec: rec, wr: wr, ms: hm.NewThriftHiveMetastoreClient(thrift.NewTStandardClient(rec, wr))}, nil
 }
 
 // maxThriftSize bounds each string and container of a reply (thrift
@@ -166,6 +167,27 @@ func (c *Client) put(cn *conn) {
 // and returns the fields the reply's decoding skipped. A connection whose
 // call failed below the IDL (timeout, reset, garbled reply) is closed.
 func (c *Client) call(ctx context.Context, op, table string, f func(ctx context.Context, ms *hm.ThriftHiveMetastoreClient) error) (skipped []string, err error) {
+	r, err := c.callWith(ctx, op, table, writeFilter{}, f)
+	return r.skipped, err
+}
+
+// writeFilter configures a call's fieldFilter: the Table's field id in
+// the call's arguments (root) and the fields inside it to leave out when
+// still zero (omit; nil: none).
+type writeFilter struct {
+	root string
+	omit func(path string) bool
+}
+
+// reply is what the reading protocol recorded of a call's reply.
+type reply struct {
+	skipped []string          // fields the generated code skipped
+	present map[string]uint64 // struct path → field ids present
+}
+
+// callWith is call with the alter's write filter, returning what the
+// reading protocol recorded.
+func (c *Client) callWith(ctx context.Context, op, table string, wf writeFilter, f func(ctx context.Context, ms *hm.ThriftHiveMetastoreClient) error) (r reply, err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	if c.opts.Observer != nil {
@@ -174,15 +196,17 @@ func (c *Client) call(ctx context.Context, op, table string, f func(ctx context.
 	}
 	cn, err := c.get(ctx)
 	if err != nil {
-		return nil, &Error{Op: op, Table: table, Err: fmt.Errorf("connect %s: %w", c.addr, ctxErr(ctx, err))}
+		return r, &Error{Op: op, Table: table, Err: fmt.Errorf("connect %s: %w", c.addr, ctxErr(ctx, err))}
 	}
 	dl, _ := ctx.Deadline()
 	_ = cn.nc.SetDeadline(dl)
 	stop := context.AfterFunc(ctx, func() { _ = cn.nc.SetDeadline(time.Unix(1, 0)) })
 	cn.rec.reset()
+	cn.wr.set(wf.root, wf.omit)
 	err = f(ctx, cn.ms)
+	cn.wr.set("", nil)
 	interrupted := !stop()
-	skipped = cn.rec.skipped
+	r = reply{skipped: cn.rec.skipped, present: cn.rec.present}
 	if interrupted || !healthy(err) {
 		_ = cn.nc.Close()
 		if err == nil {
@@ -193,9 +217,9 @@ func (c *Client) call(ctx context.Context, op, table string, f func(ctx context.
 		c.put(cn)
 	}
 	if err != nil {
-		return skipped, &Error{Op: op, Table: table, Err: classify(ctxErr(ctx, err))}
+		return r, &Error{Op: op, Table: table, Err: classify(ctxErr(ctx, err))}
 	}
-	return skipped, nil
+	return r, nil
 }
 
 // ctxErr names the deadline or cancellation behind a network error.

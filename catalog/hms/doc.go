@@ -27,33 +27,63 @@
 //
 // # Guarded writes
 //
-// An alter replaces the whole table, so Update(db, table, change) does the
-// read-modify-write under a guard and re-plans on conflict (change is
-// called again on the fresh record, at most UpdateOptions.Attempts times):
+// An alter replaces the whole table. WriteFrom (the reconcile's write,
+// planned from an earlier read) and Update(db, table, change) (its own
+// read-modify-write, re-planned on conflict: change is called again on the
+// fresh record, at most UpdateOptions.Attempts times) guard it so that a
+// write lowers a record's version only in the cases listed under "Not
+// detected" below:
 //
-//   - HMS ≥ 4: the alter's expected_parameter_key/value on
-//     transient_lastDdlTime, which every table has (the first write on a
-//     Spark-registered table, which has no delta.lastUpdateVersion — an
-//     absent key fails any expectation — is guarded like the rest), which
-//     the server moves on every alter whose client omits it (Hive's client,
-//     hence Spark and Delta's catalog hook, strips it), and which
-//     deltasync's own writes set to max(now, read+1) seconds.
-//   - HMS 3.x ignores that guard (a stale write wins), so AlterTable refuses
-//     to send one there (ErrUnsupported) and Update takes an EXCLUSIVE table
-//     lock around read, plan and write, as Trino does.
+//   - HMS ≥ 4: the record is read again just before the alter
+//     (stillAsRead: any difference is a conflict), and the alter's
+//     expected_parameter_key/value is delta.lastUpdateVersion as read
+//     whenever the record has it (the write carries the log's version as
+//     the new value; an unchanged version is accepted by HMS 4.0.1);
+//     transient_lastDdlTime only for a first write on a table Spark
+//     registered without a version (HMS 4 fails any expectation on an
+//     absent key). deltasync's writes also set transient_lastDdlTime to
+//     max(now, read+1) seconds. The expectation is one key only.
+//   - HMS 3.x ignores that guard (a stale write wins), so AlterTable
+//     refuses to send one there (ErrUnsupported); WriteFrom and Update
+//     take an EXCLUSIVE table lock (as Trino does) and re-read under it
+//     (WriteFrom: a record changed since its read is a conflict; Update:
+//     it plans from that re-read).
 //
-// Detected: any writer that moves transient_lastDdlTime (Hive-client
-// writers, another deltasync) on HMS 4; any writer that takes the table lock
-// (Trino's metadata writes, another deltasync) on HMS 3. Not detected:
-// a writer that neither locks nor moves the guarded key — a client that
-// sends transient_lastDdlTime back unchanged (Trino's and raw Thrift
-// clients' alters on HMS 4, every non-locking writer on HMS 3) — and, on
-// HMS 4, a Hive-client edit made in the same wall-clock second as the value
-// deltasync read (the key has one-second resolution). UpdateOptions.AlsoLock
-// takes the table lock on HMS 4 as well (two more calls per write), which
-// excludes writers that lock but send the key back unchanged (Trino's
-// metadata writes); the contract suite shows such a writer's edit lost
-// without it and kept with it.
+// Detected (the write refused and re-planned, the other writer's edit
+// kept; the two-writer tests hold deltasync's call in a Thrift proxy while
+// the other client writes):
+//
+//   - HMS 4: a writer that moves delta.lastUpdateVersion at any time before
+//     deltasync's alter commits — a raw Thrift client or Trino sending
+//     transient_lastDdlTime back as read, and Hive's own client (Spark,
+//     Delta's catalog hook) alike, whether deltasync's write moves the
+//     version or not; any writer whose edit committed before deltasync's
+//     re-read. On a first write (no version yet): a writer that moves
+//     transient_lastDdlTime before the alter commits.
+//   - HMS 3: any writer whose edit committed before the re-read under the
+//     lock (held at deltasync's lock request: refused, or re-planned by
+//     Update); any writer that takes the table lock (Trino's metadata
+//     writes, another deltasync).
+//
+// Not detected (the other writer's edit is replaced):
+//
+//   - HMS 4: a writer that leaves delta.lastUpdateVersion as it was and
+//     commits between deltasync's re-read and its alter (milliseconds),
+//     whichever client it is; on a first write (no version yet), a writer
+//     that sends transient_lastDdlTime back as read in that window — one
+//     that sets the version too: the record then ends at deltasync's
+//     version, lower than that writer's, the one way a write on HMS 4
+//     lowers a version.
+//   - HMS 3: a writer that does not lock and lands between the re-read and
+//     the alter — no client can detect it on 3.x (the server has no
+//     guard); held at deltasync's alter, the other writer's version and
+//     key are gone afterwards.
+//
+// UpdateOptions.AlsoLock takes the table lock on HMS 4 as well (two more
+// calls per write), which also excludes writers that lock (Trino's
+// metadata writes, another Update with AlsoLock). WriteFrom does not take
+// it on HMS 4: HMS 4.0.1 over Derby deadlocks (its TxnHandler's checkLock
+// and unlock) under a few concurrent lockers.
 //
 // # Fields the client does not know
 //
@@ -68,6 +98,24 @@
 // fields HMS 4.0.1 does not persist (its JDO mapping of a table has no
 // column for them). Options.Observer sees every call (name, duration,
 // error), the seam for metrics.
+//
+// # Unset stays unset
+//
+// gohive's Thrift-0.14 structs cannot tell an unset field of default
+// requiredness from an empty one and send every such field, so a write
+// back of a record Spark registered would store sd.serdeInfo.name = ""
+// (and on HMS 3.1.3 viewOriginalText and viewExpandedText = "") where the
+// record had none. The reading protocol records which fields each struct
+// instance of a reply held (Table.Present; list elements by index, structs
+// inside maps not at all), and an alter's writing protocol leaves out a
+// field the read did not have whose value is still the zero value. The
+// alter also asks the server not to gather stats (DO_NOT_UPDATE_STATS: it
+// changes no data), which it would otherwise add (numFiles, totalSize,
+// numFilesErasureCoded) to a record without them. A raw comparison (every
+// field id of the reply, decoded without generated structs) of a
+// Spark-registered record before and after a write shows only the
+// parameters deltasync owns and transient_lastDdlTime changed, on HMS
+// 4.0.1 and 3.1.3.
 //
 // # The record model
 //

@@ -19,25 +19,42 @@ import (
 // An empty map, list or set is read and not recorded: nothing is lost.
 // Nested skips run inside the wrapped protocol's Skip on the wrapped
 // protocol itself, so the path stack sees only what the generated code reads.
+//
+// It also records which fields every struct instance of the reply held
+// (present: struct path → a bit per field id, see Presence), so that a
+// write back can leave out what the server left unset (fieldFilter).
 type skipRecorder struct {
 	thrift.TProtocol
 	path    []int16 // field id being read at each open struct
 	skipped []string
+	pres    segs              // the path of what is being read, lists by index
+	present map[string]uint64 // struct path → field ids present
 }
 
 func (p *skipRecorder) reset() {
 	p.path = p.path[:0]
 	p.skipped = nil
+	p.pres = p.pres[:0]
+	p.present = nil
 }
 
 func (p *skipRecorder) ReadStructBegin(ctx context.Context) (string, error) {
 	p.path = append(p.path, 0)
+	if p.pres.push('s') {
+		p.pres[len(p.pres)-1].kind = 'x' // inside a map: not recorded
+	}
 	return p.TProtocol.ReadStructBegin(ctx)
 }
 
 func (p *skipRecorder) ReadStructEnd(ctx context.Context) error {
 	if len(p.path) > 0 {
 		p.path = p.path[:len(p.path)-1]
+	}
+	if s := p.pres.pop(); s.kind == 's' {
+		if p.present == nil {
+			p.present = map[string]uint64{}
+		}
+		p.present[s.path] = s.seen
 	}
 	return p.TProtocol.ReadStructEnd(ctx)
 }
@@ -47,7 +64,44 @@ func (p *skipRecorder) ReadFieldBegin(ctx context.Context) (string, thrift.TType
 	if len(p.path) > 0 {
 		p.path[len(p.path)-1] = id
 	}
+	if n := len(p.pres); n > 0 && typ != thrift.STOP {
+		top := &p.pres[n-1]
+		top.id = id
+		if id >= 0 && id < 64 {
+			top.seen |= 1 << id
+		}
+	}
 	return name, typ, id, err
+}
+
+func (p *skipRecorder) ReadListBegin(ctx context.Context) (thrift.TType, int, error) {
+	p.pres.push('l')
+	return p.TProtocol.ReadListBegin(ctx)
+}
+
+func (p *skipRecorder) ReadListEnd(ctx context.Context) error {
+	p.pres.pop()
+	return p.TProtocol.ReadListEnd(ctx)
+}
+
+func (p *skipRecorder) ReadSetBegin(ctx context.Context) (thrift.TType, int, error) {
+	p.pres.push('l')
+	return p.TProtocol.ReadSetBegin(ctx)
+}
+
+func (p *skipRecorder) ReadSetEnd(ctx context.Context) error {
+	p.pres.pop()
+	return p.TProtocol.ReadSetEnd(ctx)
+}
+
+func (p *skipRecorder) ReadMapBegin(ctx context.Context) (thrift.TType, thrift.TType, int, error) {
+	p.pres.push('m')
+	return p.TProtocol.ReadMapBegin(ctx)
+}
+
+func (p *skipRecorder) ReadMapEnd(ctx context.Context) error {
+	p.pres.pop()
+	return p.TProtocol.ReadMapEnd(ctx)
 }
 
 func (p *skipRecorder) Skip(ctx context.Context, fieldType thrift.TType) error {

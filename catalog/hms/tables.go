@@ -16,6 +16,10 @@ import (
 type Table struct {
 	Thrift *hm.Table
 	Lost   []string
+	// Present is which fields the read held (nil: not read from a server,
+	// every field is written). AlterTable leaves out a field the read did
+	// not have whose value is still the zero value.
+	Present Presence
 }
 
 // Name is catalog.db.table as the stored record spells it.
@@ -70,7 +74,7 @@ func (c *Client) GetTable(ctx context.Context, db, table string) (*Table, error)
 	req := hm.NewGetTableRequest()
 	req.DbName, req.TblName, req.CatName = db, table, &c.opts.Catalog
 	var res *hm.GetTableResult_
-	skipped, err := c.call(ctx, "get_table_req", c.name(db, table), func(ctx context.Context, ms *hm.ThriftHiveMetastoreClient) error {
+	rep, err := c.callWith(ctx, "get_table_req", c.name(db, table), writeFilter{}, func(ctx context.Context, ms *hm.ThriftHiveMetastoreClient) error {
 		var err error
 		res, err = ms.GetTableReq(ctx, req)
 		return err
@@ -82,7 +86,7 @@ func (c *Client) GetTable(ctx context.Context, db, table string) (*Table, error)
 		return nil, &Error{Op: "get_table_req", Table: c.name(db, table), Err: fmt.Errorf("%w: the reply holds no table", ErrNotFound)}
 	}
 	// success (0) → GetTableResult.table (1) → the Table's own fields.
-	return &Table{Thrift: res.Table, Lost: skippedUnder(skipped, "0.1")}, nil
+	return &Table{Thrift: res.Table, Lost: skippedUnder(rep.skipped, "0.1"), Present: presenceUnder(rep.present, "0.1")}, nil
 }
 
 // GetTables reads many tables of one database in batches of
@@ -97,7 +101,7 @@ func (c *Client) GetTables(ctx context.Context, db string, names []string) (map[
 		req := hm.NewGetTablesRequest()
 		req.DbName, req.TblNames, req.CatName = db, chunk, &c.opts.Catalog
 		var res *hm.GetTablesResult_
-		skipped, err := c.call(ctx, "get_table_objects_by_name_req", c.name(db, chunk[0])+fmt.Sprintf(" (batch of %d)", len(chunk)), func(ctx context.Context, ms *hm.ThriftHiveMetastoreClient) error {
+		rep, err := c.callWith(ctx, "get_table_objects_by_name_req", c.name(db, chunk[0])+fmt.Sprintf(" (batch of %d)", len(chunk)), writeFilter{}, func(ctx context.Context, ms *hm.ThriftHiveMetastoreClient) error {
 			var err error
 			res, err = ms.GetTableObjectsByNameReq(ctx, req)
 			return err
@@ -105,10 +109,12 @@ func (c *Client) GetTables(ctx context.Context, db string, names []string) (map[
 		if err != nil {
 			return nil, err
 		}
-		lost := skippedUnder(skipped, "0.1")
-		for _, t := range res.GetTables() {
+		lost := skippedUnder(rep.skipped, "0.1")
+		present := presenceOfElements(rep.present, "0.1")
+		for i, t := range res.GetTables() {
 			if t != nil {
-				out[t.TableName] = &Table{Thrift: t, Lost: lost}
+				// success (0) → GetTablesResult.tables (1) → element i.
+				out[t.TableName] = &Table{Thrift: t, Lost: lost, Present: present[i]}
 			}
 		}
 	}
@@ -209,7 +215,15 @@ func (c *Client) AlterTable(ctx context.Context, read *Table, next *hm.Table, g 
 		env.Properties["expected_parameter_key"] = g.Key
 		env.Properties["expected_parameter_value"] = g.Expected
 	}
-	_, err := c.call(ctx, "alter_table_with_environment_context", name, func(ctx context.Context, ms *hm.ThriftHiveMetastoreClient) error {
+	// The alter changes no data: the server is not to gather stats
+	// (numFiles, totalSize, ...) it would add to a record without them.
+	env.Properties["DO_NOT_UPDATE_STATS"] = "true"
+	// new_tbl is the arguments' field 3.
+	wf := writeFilter{root: "3"}
+	if read.Present != nil {
+		wf.omit = read.Present.absent
+	}
+	_, err := c.callWith(ctx, "alter_table_with_environment_context", name, wf, func(ctx context.Context, ms *hm.ThriftHiveMetastoreClient) error {
 		return ms.AlterTableWithEnvironmentContext(ctx, c.dbArg(db), table, next, env)
 	})
 	return err

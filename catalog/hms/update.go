@@ -41,18 +41,18 @@ type UpdateResult struct {
 
 // Update is one guarded read-modify-write of db.table.
 //
-// HMS 4 (the alter's expected-parameter guard): the guard key is
-// transient_lastDdlTime. Every table has it (the server sets it at create),
-// so the first write on a table Spark registered — which has no
-// delta.lastUpdateVersion, and HMS 4 fails an expectation on an absent
-// key — is guarded like every other. The server moves it on every alter
-// whose client does not send it (Hive's own client strips it, so Spark,
-// Delta's catalog-update hook and Hive DDL all move it), and deltasync's
-// write sets it to max(now, read+1) seconds, so a concurrent deltasync's
-// write is always detected too. Each round reads the table twice and plans
-// only from a record that read the same both times (see stillAsRead: HMS
-// can return a torn read). A failed guard is re-read and re-planned, at
-// most Attempts times, then ErrConflict.
+// HMS 4 (the alter's expected-parameter guard): the guard writeGuard
+// gives — delta.lastUpdateVersion as read whenever the record has it, so a
+// writer that moved the version since the read fails it and no write
+// lowers the version; transient_lastDdlTime only on a first write (a
+// table Spark registered has no version, and HMS 4 fails an expectation
+// on an absent key). Each round reads the table twice and plans only from
+// a record that read the same both times (see stillAsRead: HMS can return
+// a torn read, and a writer that leaves the version alone is detected
+// only there), and sets transient_lastDdlTime to max(now, read+1)
+// seconds, so that every later reader sees that the record changed. A
+// failed guard is re-read and re-planned, at most Attempts times, then
+// ErrConflict. What is not detected is WriteFrom's list.
 //
 // HMS 3 (guard ignored): an EXCLUSIVE table lock around read, plan and
 // write, as Trino does; it excludes other lockers only.
@@ -104,7 +104,7 @@ func (c *Client) Update(ctx context.Context, db, table string, change Change, o 
 		if err != nil || next == nil {
 			return res, err
 		}
-		expected, ok := stored.Thrift.Parameters[KeyDDLTime]
+		g, ok := writeGuard(stored.Thrift)
 		if !ok {
 			// Not seen on a real server: write under the lock rather than
 			// unguarded (taken here unless AlsoLock holds it already).
@@ -113,8 +113,8 @@ func (c *Client) Update(ctx context.Context, db, table string, change Change, o 
 			}
 			return c.updateLocked(ctx, db, table, change, o)
 		}
-		next.Parameters[KeyDDLTime] = nextDDLTime(expected, o.Now())
-		err = c.AlterTable(ctx, stored, next, Guard{Key: KeyDDLTime, Expected: expected})
+		next.Parameters[KeyDDLTime] = nextDDLTime(stored.Thrift.Parameters[KeyDDLTime], o.Now())
+		err = c.AlterTable(ctx, stored, next, g)
 		if err == nil {
 			res.Written = true
 			return res, nil

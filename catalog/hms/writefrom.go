@@ -12,43 +12,60 @@ import (
 )
 
 // WriteFrom is one guarded write of next, planned from read (a record
-// this client read earlier, in a batch or by GetTable), with no re-read
-// and no retry of its own: a caller that plans from its own read (sync's
-// reconcile) reloads and re-plans itself on ErrConflict, so what it
-// decides from (policy, held changes, a table now in sync) is decided
-// again on the fresh record.
+// this client read earlier, in a batch or by GetTable), with no retry of
+// its own: a caller that plans from its own read (sync's reconcile)
+// reloads and re-plans itself on ErrConflict, so what it decides from
+// (policy, held changes, a table now in sync) is decided again on the
+// fresh record.
 //
 //   - HMS ≥ 4: the table read again (stillAsRead: a record that changed
-//     since read, or a torn read, is a conflict), then the alter's
-//     expectation that transient_lastDdlTime is still read's value; next
-//     carries max(now, read+1) seconds as its new value. Any writer that
-//     moved the key since read is a conflict.
-//   - HMS 3.x (the expectation is ignored): an EXCLUSIVE table lock, a
-//     re-read under it, and a conflict unless the re-read's
-//     transient_lastDdlTime is still read's; then the alter, unguarded,
-//     under the lock. A writer that waited for the lock is excluded; a
-//     Hive-client writer that did not lock but moved the key before the
-//     lock was taken is detected.
+//     since read, or a torn read, is a conflict), then the alter with the
+//     expectation writeGuard gives: delta.lastUpdateVersion still read's
+//     value whenever read has one (next carries the log's version), so a
+//     writer that moved the version at any time before the alter commits —
+//     one that sends transient_lastDdlTime back as read too — is a
+//     conflict, and no write lowers the version; transient_lastDdlTime for
+//     a first write (no version yet). next carries max(now, read+1) seconds
+//     as transient_lastDdlTime either way, so every later reader (another
+//     deltasync's re-read, a first write's guard) sees that deltasync wrote.
+//     A write that does not move the version (a catalog-side edit undone
+//     at the same log version) expects the value it writes, which HMS
+//     4.0.1 accepts and which still refuses a writer that moved the
+//     version. Against a writer that leaves the version alone, such a
+//     write — any write on a versioned record — is guarded by the re-read
+//     alone: anything committed before it is a conflict, a writer
+//     committing between it and the alter (milliseconds) is replaced. The
+//     expectation is one key, and the version is the key that must never
+//     go back; the table lock would exclude deltasync's own writers too,
+//     but HMS 4.0.1 over Derby deadlocks under a few concurrent lockers
+//     (its TxnHandler's checkLock/unlock), so it is not taken (Update's
+//     AlsoLock takes it).
+//   - HMS 3.x (the expectation is ignored): an EXCLUSIVE table lock (a
+//     lock that stays WAITING past lockWait is ErrConflict: another locker
+//     holds the table), a re-read under it and a conflict unless it is as
+//     read, then the alter, unguarded, under the lock. A writer that
+//     waited for the lock is excluded; one that landed before the re-read
+//     is detected whatever it changed; a lockless writer landing between
+//     the re-read and the alter cannot be detected by any client on 3.x:
+//     its edit is replaced.
 //
-// A lock that stays WAITING past lockWait is ErrConflict too (another
-// locker holds the table). It returns the guard's new value of
-// transient_lastDdlTime (HMS 4; "" on HMS 3, where the server sets it).
+// It returns the new value of transient_lastDdlTime (HMS 4; "" on HMS 3,
+// where the server sets it).
 func (c *Client) WriteFrom(ctx context.Context, read *Table, next *hm.Table, now time.Time, lockWait time.Duration) (ddlTime string, err error) {
 	db, table := read.Thrift.DbName, read.Thrift.TableName
-	expected, has := read.Thrift.Parameters[KeyDDLTime]
 	guarded, err := c.HasExpectedParameterGuard(ctx)
 	if err != nil {
 		return "", err
 	}
-	if guarded && has {
+	if lockWait <= 0 {
+		lockWait = 10 * time.Second
+	}
+	if g, ok := writeGuard(read.Thrift); guarded && ok {
 		if err := c.stillAsRead(ctx, read); err != nil {
 			return "", err
 		}
-		next.Parameters[KeyDDLTime] = nextDDLTime(expected, now)
-		return next.Parameters[KeyDDLTime], c.AlterTable(ctx, read, next, Guard{Key: KeyDDLTime, Expected: expected})
-	}
-	if lockWait <= 0 {
-		lockWait = 10 * time.Second
+		next.Parameters[KeyDDLTime] = nextDDLTime(read.Thrift.Parameters[KeyDDLTime], now)
+		return next.Parameters[KeyDDLTime], c.AlterTable(ctx, read, next, g)
 	}
 	l, err := c.LockTable(ctx, db, table, lockWait)
 	if err != nil {
@@ -62,6 +79,7 @@ func (c *Client) WriteFrom(ctx context.Context, read *Table, next *hm.Table, now
 			err = uerr
 		}
 	}()
+	expected := read.Thrift.Parameters[KeyDDLTime]
 	fresh, err := c.GetTable(ctx, db, table)
 	if err != nil {
 		return "", err
@@ -120,4 +138,22 @@ func changedSince(read, fresh *hm.Table) string {
 		return "the partition keys"
 	}
 	return ""
+}
+
+// writeGuard is the expectation a write planned from read carries on
+// HMS 4: delta.lastUpdateVersion as read whenever read has it — the write
+// carries the log's version as the key's new value, so any writer that
+// moved the version since (Delta's catalog hook, a raw Thrift client,
+// another deltasync) fails it and no write lowers the version — and
+// transient_lastDdlTime only for a first write (read has no version: HMS 4
+// fails any expectation on an absent key). ok is false when read has
+// neither (not seen on a real server).
+func writeGuard(read *hm.Table) (g Guard, ok bool) {
+	if v, has := read.Parameters[KeyLastUpdateVersion]; has {
+		return Guard{Key: KeyLastUpdateVersion, Expected: v}, true
+	}
+	if v, has := read.Parameters[KeyDDLTime]; has {
+		return Guard{Key: KeyDDLTime, Expected: v}, true
+	}
+	return Guard{}, false
 }

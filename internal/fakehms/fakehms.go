@@ -1,6 +1,9 @@
 // Package fakehms is an in-process Hive Metastore for tests (sync's and
 // cmd's): real Thrift over gohive's generated processor, for the few calls
-// deltasync makes.
+// deltasync makes. It also holds the test tools for real metastores:
+// HoldProxy (holds a chosen call until released), RawTable (a record read
+// with no generated struct, field id by field id) and CreateTableUnset (a
+// record created with fields left null, as a Java client does).
 package fakehms
 
 import (

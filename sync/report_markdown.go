@@ -130,8 +130,8 @@ func (r *Report) markdownHeader() string {
 	if !r.DryRun {
 		legend = "`deltasync once` exits 0 all good, 2 drift remains, 1 a table failed"
 	}
-	fmt.Fprintf(&b, "**Exit %d**: %s (%s). %d tables in %s.\n", code, meaning, legend,
-		c.Tables, r.Duration.Round(100*time.Millisecond))
+	fmt.Fprintf(&b, "**Exit %d**: %s (%s). %s in %s.\n", code, meaning, legend,
+		plural(c.Tables, "table"), r.Duration.Round(100*time.Millisecond))
 	return b.String()
 }
 

@@ -67,7 +67,7 @@ func (c *cli) cycleCommand(cmd *cobra.Command, w writes) *cobra.Command {
 				a.log.Warn("pushing metrics failed", zap.Error(err))
 			}
 		}
-		if f.output != "json" {
+		if f.output == "text" { // json and markdown carry their own summary
 			c.summary(rep)
 		}
 		if f.timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -220,8 +221,10 @@ func TestMarkdownCap(t *testing.T) {
 		t.Fatalf("no line saying what was cut:\n%s", out[len(out)-2000:])
 	}
 	shown := strings.Count(out, "more non-destructive changes of") // each whole table closes its fold
-	var cut int
-	fmt.Sscan(m[1], &cut)
+	cut, err := strconv.Atoi(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
 	if shown+cut != 400 && shown+cut != 401 { // the table cut in the middle may have shown its fold
 		t.Errorf("%d tables shown whole, %d said cut: want 400 in all", shown, cut)
 	}

@@ -83,6 +83,11 @@ func TestPlanMarkdown(t *testing.T) {
 	if code != 2 || !strings.HasPrefix(out, "### deltasync: 0 synced (0 destructive), 1 held,") || tc.updates() != 0 {
 		t.Fatalf("once -o markdown under hold: exit %d, %d updates\n%s\n%s", code, tc.updates(), out, errOut)
 	}
+	// A rule that selects nothing fails plan: the Markdown says so last.
+	code, out, errOut = runCLI(t, nil, "plan", "-o", "markdown", "--catalog-url", tc.srv.URL(), "--include", "cat.nope.*", "--log-level", "error", "--allow-location", allowTemp())
+	if code != 1 || !strings.HasSuffix(out, "**Exit 1**: 1 table rule(s) selected no table: check the catalog, schema and table names (the log names the rules); pass `--allow-empty` if that is expected.\n") {
+		t.Errorf("a rule selecting nothing: exit %d\n%s\n%s", code, out, errOut)
+	}
 	code, _, errOut = runCLI(t, nil, append([]string{"plan"}, append(args[3:], "-o", "yaml")...)...)
 	if code != 1 || !strings.Contains(errOut, `-o "yaml": want text, json or markdown`) {
 		t.Errorf("-o yaml: exit %d\n%s", code, errOut)

@@ -105,6 +105,11 @@ type jobRun struct {
 
 func newGHRunner(t *testing.T, config string) *ghRunner {
 	t.Helper()
+	for _, tool := range []string{"bash", "jq"} { // both on GitHub's runners, as the workflow expects
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("the workflow's scripts need %s: %v", tool, err)
+		}
+	}
 	data, err := os.ReadFile(workflowFile)
 	if err != nil {
 		t.Fatal(err)

@@ -67,7 +67,7 @@ func (c *cli) cycleCommand(cmd *cobra.Command, w writes) *cobra.Command {
 				a.log.Warn("pushing metrics failed", zap.Error(err))
 			}
 		}
-		if f.output != "json" {
+		if f.output == "text" { // json and markdown carry their own summary
 			c.summary(rep)
 		}
 		if f.timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -77,6 +77,10 @@ func (c *cli) cycleCommand(cmd *cobra.Command, w writes) *cobra.Command {
 		unmatched := unmatchedRules(s, rep, cmd.Flags().Changed("include"), f.configFile)
 		c.reportRefused(refusedSelections(s, rep, cmd.Flags().Changed("include"), f.configFile))
 		c.reportUnmatched(unmatched, f.allowEmpty)
+		if f.output == "markdown" && len(unmatched) > 0 && !f.allowEmpty && !rep.Failed() {
+			// The report's own exit line cannot know this: the rules are the command's.
+			fmt.Fprintf(c.stdout, "\n**Exit 1**: %d table rule(s) selected no table: check the catalog, schema and table names (the log names the rules); pass `--allow-empty` if that is expected.\n", len(unmatched))
+		}
 		switch {
 		case rep.Failed():
 			return &exitError{code: 1}

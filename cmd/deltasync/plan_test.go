@@ -58,3 +58,38 @@ func TestPlanExitCodes(t *testing.T) {
 		t.Errorf("bad config: exit %d, want 1", code)
 	}
 }
+
+// TestPlanMarkdown: plan -o markdown writes only the Markdown report (its
+// summary line first, no text summary after it) with plan's exit codes;
+// once accepts it too; another format is refused naming the three.
+func TestPlanMarkdown(t *testing.T) {
+	tc := newTestCatalog(t)
+	tc.register("basic_partitioned", "t")
+	args := []string{"plan", "-o", "markdown", "--catalog-url", tc.srv.URL(), "--include", "cat.s.*", "--log-level", "error", "--allow-location", allowTemp()}
+
+	code, out, errOut := runCLI(t, nil, args...)
+	if code != 0 || !strings.HasPrefix(out, "### deltasync plan: 0 to change (0 destructive), 0 held, 0 flagged, 0 failed, 1 in sync\n") ||
+		!strings.Contains(out, "**Exit 0**: in sync") || strings.Contains(out, "deltasync: 1 tables") {
+		t.Fatalf("in sync: exit %d\n%s\n%s", code, out, errOut)
+	}
+	tc.mutate("t", func(tb *uctest.Table) { tb.Properties["stray"] = "x|<b>" })
+	code, out, errOut = runCLI(t, nil, args...)
+	if code != 2 || !strings.HasPrefix(out, "### deltasync plan: 1 to change (1 destructive)") || !strings.Contains(out, "**Exit 2**: drift found") ||
+		!strings.Contains(out, "| ⚠️ **destructive** | <code>property stray</code>: remove | <code>&quot;x&#124;&lt;b&gt;&quot;</code> | *(removed)* |") {
+		t.Fatalf("drift: exit %d\n%s\n%s", code, out, errOut)
+	}
+	tc.srv.ResetRequests()
+	code, out, errOut = runCLI(t, nil, append([]string{"once", "--on-destructive", "hold"}, args[1:]...)...)
+	if code != 2 || !strings.HasPrefix(out, "### deltasync: 0 synced (0 destructive), 1 held,") || tc.updates() != 0 {
+		t.Fatalf("once -o markdown under hold: exit %d, %d updates\n%s\n%s", code, tc.updates(), out, errOut)
+	}
+	// A rule that selects nothing fails plan: the Markdown says so last.
+	code, out, errOut = runCLI(t, nil, "plan", "-o", "markdown", "--catalog-url", tc.srv.URL(), "--include", "cat.nope.*", "--log-level", "error", "--allow-location", allowTemp())
+	if code != 1 || !strings.HasSuffix(out, "**Exit 1**: 1 table rule(s) selected no table: check the catalog, schema and table names (the log names the rules); pass `--allow-empty` if that is expected.\n") {
+		t.Errorf("a rule selecting nothing: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, _, errOut = runCLI(t, nil, append([]string{"plan"}, append(args[3:], "-o", "yaml")...)...)
+	if code != 1 || !strings.Contains(errOut, `-o "yaml": want text, json or markdown`) {
+		t.Errorf("-o yaml: exit %d\n%s", code, errOut)
+	}
+}

@@ -85,7 +85,7 @@ func addSyncFlags(cmd *cobra.Command, f *syncFlags, extras ...string) {
 	for _, name := range extras {
 		switch name {
 		case "output":
-			fs.StringVarP(&f.output, "output", "o", "text", "report format: text or json")
+			fs.StringVarP(&f.output, "output", "o", "text", "report format: text, json, or markdown (for a pull request comment)")
 		case "allow-empty":
 			fs.BoolVar(&f.allowEmpty, "allow-empty", false, "exit 0 when the table rules select no table (default: exit 1, so a typo'd --include fails)")
 		case "listen":
@@ -195,8 +195,8 @@ func (c *cli) loadConfig(cmd *cobra.Command, f *syncFlags) (settings, error) {
 	if changed("allow-location") {
 		cfg.Storage.AllowedLocations = f.allowLocations
 	}
-	if fs.Lookup("output") != nil && f.output != "text" && f.output != "json" {
-		errs = append(errs, fmt.Errorf("-o %q: want text or json", f.output))
+	if fs.Lookup("output") != nil && !slices.Contains(reportFormats, f.output) {
+		errs = append(errs, fmt.Errorf("-o %q: want text, json or markdown", f.output))
 	}
 	if unreadable {
 		return settings{cfg: cfg}, errors.Join(errs...)
@@ -459,13 +459,19 @@ func pushMetrics(ctx context.Context, p pushConfig, reg *prometheus.Registry) er
 	return nil
 }
 
+// reportFormats are the formats -o accepts for a cycle report.
+var reportFormats = []string{"text", "json", "markdown"}
+
 // writeReport writes a cycle report in the requested format.
 func writeReport(w io.Writer, rep *sync.Report, format string) error {
 	var buf bytes.Buffer
 	var err error
-	if format == "json" {
+	switch format {
+	case "json":
 		err = rep.WriteJSON(&buf)
-	} else {
+	case "markdown":
+		err = rep.WriteMarkdown(&buf)
+	default:
 		err = rep.WriteText(&buf)
 	}
 	if err != nil {

@@ -2,14 +2,16 @@ package catalog
 
 import "encoding/json"
 
-// Domain names accepted by the Delta API.
+// Domain names of the Delta log's domain metadata a catalog keeps.
 const (
 	DomainClustering  = "delta.clustering"
 	DomainRowTracking = "delta.rowTracking"
 )
 
-// DomainMetadata is the Delta API's DeltaDomainMetadataUpdates, used in
-// CreateTableRequest. It has the same fields as SetDomainMetadata.
+// DomainMetadata is what a catalog keeps of a table's domain metadata: the
+// clustering columns and the row-tracking high-water mark. Its JSON is the
+// Delta API's DeltaDomainMetadataUpdates (catalog/uc's CreateTableRequest;
+// its SetDomainMetadata action has the same fields).
 type DomainMetadata struct {
 	Clustering         *[][]string
 	RowIDHighWaterMark *int64

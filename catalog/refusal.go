@@ -3,16 +3,17 @@ package catalog
 import "errors"
 
 // ErrRefused means the catalog will not take this request as it stands:
-// sending it again unchanged gets the same answer. errors.Is(err,
-// ErrRefused) holds for
-//   - an *APIError with a 4xx status other than 401, 403, 404, 408, 409
+// sending it again unchanged gets the same answer. A catalog kind's errors
+// answer errors.Is(err, ErrRefused) for such answers only; for Unity
+// Catalog (catalog/uc) it holds for
+//   - a *uc.APIError with a 4xx status other than 401, 403, 404, 408, 409
 //     and 429 (the server validated the request and said no, e.g. UC's 400
 //     InvalidParameterValueException for two columns named id and ID);
-//   - an *APIError 500 whose message is the database's "Value too long for
+//   - a *uc.APIError 500 whose message is the database's "Value too long for
 //     column" (UC stores the value in a fixed-width column and has no check
 //     of its own, so the same row is refused every time);
-//   - a *LimitError: the client's own pre-flight check (CheckLimits) found a
-//     value the server is known to refuse, and nothing was sent.
+//   - a *uc.LimitError: the client's own pre-flight check (uc.Limits) found
+//     a value the server is known to refuse, and nothing was sent.
 //
 // The 4xx statuses left out are not about what the request says: 401 and 403
 // are about who sends it (renew the token, grant the privilege: fixed
@@ -21,8 +22,9 @@ import "errors"
 // 409 a concurrent writer and 429 throttling.
 var ErrRefused = errors.New("catalog: request refused")
 
-// TypeValueTooLong is the Refusal.Type given to a 500 "Value too long for
-// column" and to a LimitError.
+// TypeValueTooLong is the Refusal.Type given to a value wider than the
+// catalog stores (Unity Catalog's 500 "Value too long for column", and
+// catalog/uc's pre-flight LimitError).
 const TypeValueTooLong = "ValueTooLong"
 
 // Refusal is what a refused request is reported with: the server's status,
@@ -36,6 +38,6 @@ type Refusal struct {
 	PreFlight bool   `json:"pre_flight,omitempty"`
 	// Action is the update action the refusal is about, when the client
 	// can tell: a pre-flight refusal always, a server's when its message
-	// names the action (ServerNamedAction); see RefusedAction.
+	// names the action (catalog/uc's ServerNamedAction and RefusedAction).
 	Action string `json:"action,omitempty"`
 }

@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// TableName is a three-level Unity Catalog table name.
+// TableName is a table's three-level name, catalog.schema.table, in every
+// catalog kind (a Hive Metastore's database is the schema).
 type TableName struct {
 	Catalog, Schema, Table string
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/deltasync/deltasync/catalog"
 )
 
-// ColumnsFromTypeJSON rebuilds a StructType from the classic API's columns,
+// ColumnsFromTypeJSON rebuilds a catalog.StructType from the classic API's columns,
 // whose type_json holds each top-level field as Spark (camelCase) JSON.
 func ColumnsFromTypeJSON(cols []ColumnInfo) (catalog.StructType, error) {
 	var buf bytes.Buffer

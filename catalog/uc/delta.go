@@ -106,7 +106,7 @@ func (c *Client) CreateTable(ctx context.Context, catalog, schema string, req Cr
 // UpdateTable calls updateTable. It checks the shape rules the server
 // enforces (see Validate) and the widths it stores values in (see Limits)
 // before sending; a request the server would refuse is not sent and the
-// error satisfies errors.Is(err, ErrRefused), as does the server's own
+// error satisfies errors.Is(err, catalog.ErrRefused), as does the server's own
 // refusal. A 409 comes back as an error for which IsConflict or
 // IsCommitConflict holds: reload and re-plan. (If a retried update had in
 // fact been applied, its resend fails assert-etag: the reload then shows no

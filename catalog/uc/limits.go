@@ -40,9 +40,9 @@ type Limits struct {
 // UCLimits are Unity Catalog 0.6.0's limits (see Limits).
 var UCLimits = Limits{Name: 255, Property: 255, Comment: 65535}
 
-// LimitError is a request CheckLimits refused: What names the value (e.g.
-// `property key "a…"`), Length its length and Limit the server's. errors.Is(
-// err, ErrRefused) holds.
+// LimitError is a request Limits.CheckUpdate or CheckCreate refused: What
+// names the value (e.g. `property key "a…"`), Length its length and Limit
+// the server's. errors.Is(err, catalog.ErrRefused) holds.
 type LimitError struct {
 	Operation string
 	// Action is the update action holding the value (updateTable only).
@@ -56,7 +56,7 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("%s is %d characters; Unity Catalog stores at most %d (it would answer 500 Value too long for column)", e.What, e.Length, e.Limit)
 }
 
-// Is makes errors.Is(e, ErrRefused) hold.
+// Is makes errors.Is(e, catalog.ErrRefused) hold.
 func (e *LimitError) Is(target error) bool { return target == catalog.ErrRefused }
 
 // CheckUpdate returns a *LimitError for the first value in req that the

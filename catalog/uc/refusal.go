@@ -8,7 +8,8 @@ import (
 	"github.com/deltasync/deltasync/catalog"
 )
 
-// Is makes errors.Is(e, ErrRefused) hold for a refusal (see ErrRefused).
+// Is makes errors.Is(e, catalog.ErrRefused) hold for a refusal (see
+// catalog.ErrRefused).
 func (e *APIError) Is(target error) bool { return target == catalog.ErrRefused && e.refused() }
 
 func (e *APIError) refused() bool {
@@ -28,7 +29,7 @@ func (e *APIError) refused() bool {
 
 func isValueTooLong(msg string) bool { return strings.Contains(msg, "Value too long for column") }
 
-// AsRefusal returns the refusal err carries, if errors.Is(err, ErrRefused).
+// AsRefusal returns the refusal err carries, if errors.Is(err, catalog.ErrRefused).
 func AsRefusal(err error) (catalog.Refusal, bool) {
 	if !errors.Is(err, catalog.ErrRefused) {
 		return catalog.Refusal{}, false

@@ -91,7 +91,7 @@ type TableInfo struct {
 	ViewDefinition   string            `json:"view_definition,omitempty"`
 }
 
-// FullName returns the table's TableName.
+// FullName returns the table's catalog.TableName.
 func (t *TableInfo) FullName() catalog.TableName {
 	return catalog.TableName{Catalog: t.CatalogName, Schema: t.SchemaName, Table: t.Name}
 }
@@ -146,7 +146,7 @@ type LoadTableResponse struct {
 }
 
 // TableMetadata is the Delta API's DeltaTableMetadata. It carries no name,
-// comment or structured protocol: see GetTable and ProtocolFromProperties.
+// comment or structured protocol: see GetTable and catalog.ProtocolFromProperties.
 type TableMetadata struct {
 	Etag             string             `json:"etag"`
 	TableType        string             `json:"table-type"`

@@ -23,11 +23,13 @@
 //
 // # Errors
 //
-// ErrRefused is the class of a request the catalog will not take as it
-// stands (the same request gets the same answer every time); a kind's
-// errors answer errors.Is(err, ErrRefused) and Refusal is how a refusal is
-// reported: the server's status, type and message, or the client's own
-// pre-flight reason.
+// A kind's errors answer errors.Is for the neutral classes: ErrConflict
+// (the write's guard failed: the record moved since it was read),
+// ErrNotFound (no such table, schema or catalog) and ErrRefused (the
+// catalog will not take the request as it stands: the same request gets
+// the same answer every time). Refusal is how a refusal is reported: the
+// server's status, type and message, or the client's own pre-flight
+// reason.
 //
 // # Invariants
 //

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/deltasync/deltasync/catalog"
@@ -98,7 +99,7 @@ func (k ucKind) write(ctx context.Context, t Target, seen *observed, a *applied)
 	return err
 }
 
-func (ucKind) isConflict(err error) bool { return uc.IsConflict(err) }
+func (ucKind) isConflict(err error) bool { return errors.Is(err, catalog.ErrConflict) }
 
 func (k ucKind) writeFailed(ctx context.Context, t Target, seen *observed, a *applied, err error) error {
 	return k.r.refusedOrSplit(ctx, t, seen, a, err)
@@ -112,7 +113,7 @@ func (ucKind) saved(*observed) (*SavedWrite, error) { return nil, nil }
 
 func (k ucKind) schemasOf(ctx context.Context, cat string) (map[string]bool, error) {
 	ss, err := k.r.opts.Catalog.ListSchemas(ctx, cat)
-	if uc.IsNotFound(err) {
+	if errors.Is(err, catalog.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {

@@ -133,7 +133,8 @@ func hasStatus(err error, status int) bool {
 	return ok && e.Status == status
 }
 
-// IsNotFound reports a 404 (missing catalog, schema or table).
+// IsNotFound reports a 404 (missing catalog, schema or table);
+// errors.Is(err, catalog.ErrNotFound) says the same.
 func IsNotFound(err error) bool { return hasStatus(err, http.StatusNotFound) }
 
 // IsUnauthorized reports a 401 (token missing or invalid).
@@ -144,9 +145,14 @@ func IsForbidden(err error) bool { return hasStatus(err, http.StatusForbidden) }
 
 // IsConflict reports a 409 UpdateRequirementConflict: assert-etag or
 // assert-table-uuid failed (or the row lock timed out). Reload and re-plan.
+// errors.Is(err, catalog.ErrConflict) says the same.
 func IsConflict(err error) bool {
 	e, ok := asAPIError(err)
-	if !ok || e.Status != http.StatusConflict {
+	return ok && e.conflict()
+}
+
+func (e *APIError) conflict() bool {
+	if e.Status != http.StatusConflict {
 		return false
 	}
 	switch e.Type {

@@ -51,20 +51,25 @@ func TestErrorPredicates(t *testing.T) {
 	e := func(status int, typ, msg string) error {
 		return fmt.Errorf("wrapped: %w", &APIError{Status: status, Type: typ, Message: msg, Operation: "updateTable"})
 	}
-	type preds struct{ NotFound, Conflict, CommitConflict, AlreadyExists, Unauthorized, Forbidden, Unsupported, Retryable bool }
+	type preds struct {
+		NotFound, Conflict, CommitConflict, AlreadyExists, Unauthorized, Forbidden, Unsupported, Retryable bool
+		// The neutral classes of the root package (errors.Is).
+		ClassNotFound, ClassConflict bool
+	}
 	check := func(err error) preds {
 		return preds{NotFound: IsNotFound(err), Conflict: IsConflict(err), CommitConflict: IsCommitConflict(err), AlreadyExists: IsAlreadyExists(err), Unauthorized: IsUnauthorized(err),
-			Forbidden: IsForbidden(err), Unsupported: IsUnsupportedFormat(err), Retryable: Retryable(err)}
+			Forbidden: IsForbidden(err), Unsupported: IsUnsupportedFormat(err), Retryable: Retryable(err),
+			ClassNotFound: errors.Is(err, catalog.ErrNotFound), ClassConflict: errors.Is(err, catalog.ErrConflict)}
 	}
 	tests := []struct {
 		name string
 		err  error
 		want preds
 	}{
-		{"404", e(404, "NoSuchTableException", ""), preds{NotFound: true}},
-		{"etag 409", e(409, TypeUpdateRequirementConflict, "assert-etag failed"), preds{Conflict: true}},
-		{"uuid 409 classic envelope, no type", e(409, "", "assert-table-uuid failed: expected X"), preds{Conflict: true}},
-		{"etag 409 unknown type, message", e(409, "ABORTED", "assert-etag failed"), preds{Conflict: true}},
+		{"404", e(404, "NoSuchTableException", ""), preds{NotFound: true, ClassNotFound: true}},
+		{"etag 409", e(409, TypeUpdateRequirementConflict, "assert-etag failed"), preds{Conflict: true, ClassConflict: true}},
+		{"uuid 409 classic envelope, no type", e(409, "", "assert-table-uuid failed: expected X"), preds{Conflict: true, ClassConflict: true}},
+		{"etag 409 unknown type, message", e(409, "ABORTED", "assert-etag failed"), preds{Conflict: true, ClassConflict: true}},
 		{"commit conflict", e(409, TypeCommitVersionConflict, "Commit version already accepted"), preds{CommitConflict: true}},
 		{"already exists 409", e(409, TypeAlreadyExists, "Table already exists"), preds{AlreadyExists: true}},
 		{"already exists classic 400", e(400, "TABLE_ALREADY_EXISTS", ""), preds{AlreadyExists: true}},

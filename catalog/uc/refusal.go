@@ -8,9 +8,22 @@ import (
 	"github.com/deltasync/deltasync/catalog"
 )
 
-// Is makes errors.Is(e, catalog.ErrRefused) hold for a refusal (see
-// catalog.ErrRefused).
-func (e *APIError) Is(target error) bool { return target == catalog.ErrRefused && e.refused() }
+// Is places e in the root package's error classes: errors.Is(e,
+// catalog.ErrRefused) holds for a refusal (see catalog.ErrRefused),
+// errors.Is(e, catalog.ErrConflict) where IsConflict holds (a failed
+// assert-table-uuid or assert-etag, not a commit-version conflict) and
+// errors.Is(e, catalog.ErrNotFound) where IsNotFound holds.
+func (e *APIError) Is(target error) bool {
+	switch target {
+	case catalog.ErrRefused:
+		return e.refused()
+	case catalog.ErrConflict:
+		return e.conflict()
+	case catalog.ErrNotFound:
+		return e.Status == http.StatusNotFound
+	}
+	return false
+}
 
 func (e *APIError) refused() bool {
 	if e.Status == http.StatusInternalServerError {

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -33,24 +32,5 @@ func BenchmarkColumnsFromSchemaString(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-func BenchmarkDecodeLoadTableResponse(b *testing.B) {
-	cols, err := ColumnsFromSchemaString(wideSchema(1000))
-	if err != nil {
-		b.Fatal(err)
-	}
-	body, err := json.Marshal(LoadTableResponse{Metadata: TableMetadata{Etag: "e", TableType: "EXTERNAL", TableUUID: "u", Location: "s3://b/t",
-		Columns: cols, Properties: map[string]string{"delta.minReaderVersion": "3", "delta.minWriterVersion": "7"}}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		var r LoadTableResponse
-		if err := json.Unmarshal(body, &r); err != nil {
-			b.Fatal(err)
-		}
 	}
 }

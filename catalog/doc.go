@@ -1,88 +1,41 @@
-// Package catalog is a typed client for Unity Catalog's classic REST API and
-// its Delta API (/delta/v1). It holds no reconcile logic: one method per API
-// call, wire models with the exact JSON names of the API definitions, one
-// typed error, and one retry policy.
+// Package catalog is the seam between deltasync's reconcile and the
+// catalogs it keeps true to the Delta log: the neutral model every catalog
+// kind shares, with no wire client behind it.
 //
-// # Client
+// # Model
 //
-// New(baseURL, Options) builds a Client for a base URL ending in
-// /api/2.1/unity-catalog (UC OSS and Databricks-hosted UC share the paths).
-// Options carry the TokenSource (StaticToken, EnvToken, FileToken — re-read
-// on rotation —, ClientCredentials for OAuth2 machine-to-machine (Databricks:
-// token URL https://<workspace>/oidc/v1/token, scope all-apis), or any
-// oauth2.TokenSource via OAuth2Token), a CA bundle (NewHTTPClient builds the
-// same TLS client for a token endpoint), a per-attempt Timeout,
-// the RetryPolicy, the User-Agent version and an Observer called after every
-// HTTP attempt with the operationId (getConfig, loadTable, createTable,
-// updateTable, tableExists, getTableCredentials, listCatalogs, listSchemas,
-// listTables, getTable, deleteTable, createCatalog, createSchema, deleteCatalog,
-// generateTemporaryTableCredentials), the status, the duration and the error.
+// TableName{Catalog, Schema, Table} names a table (ParseTableName reads
+// "catalog.schema.table").
 //
-// Classic API: ListCatalogs, ListSchemas, ListTables (all pages), GetTable,
-// DeleteTable, CreateCatalog, CreateSchema, DeleteCatalog,
-// TemporaryTableCredentials.
-// Delta API: Config (ErrNoDeltaAPI on 404: fall back to read-only classic
-// mode), LoadTable, CreateTable, UpdateTable, TableExists, TableCredentials
-// and ReadCredentials (longest matching prefix, as a plain Credentials value).
+// StructType / StructField / DataType (with ArrayType and MapType) model a
+// Delta schema. ColumnsFromSchemaString and StructType.SchemaString
+// convert from and to the log's camelCase schemaString losslessly (field
+// metadata is kept as any JSON value, numbers as json.Number); their JSON
+// methods use the kebab-case names of Unity Catalog's Delta API.
+// UnsupportedTypes reports the types that API cannot take.
 //
-// # Models
+// Protocol is a table's protocol. A catalog without a structured protocol
+// stores it as properties: ProtocolProperties / ProtocolFromProperties
+// convert between the two, IsDerivedProperty names the keys a catalog
+// derives (never sent as plain properties), DomainMetadata carries the
+// clustering and row-tracking domains and DomainMetadataFromProperties /
+// ClusteringFromProperties read their projection.
 //
-// TableName{Catalog, Schema, Table} names a table. LoadTableResponse /
-// TableMetadata / Commit / Protocol / CreateTableRequest are the kebab-case
-// Delta models. UpdateTableRequest holds Requirements (AssertTableUUID,
-// AssertEtag) and Updates (SetColumns, SetPartitionColumns, SetProtocol,
-// SetProperties, RemoveProperties, SetTableComment, SetDomainMetadata,
-// RemoveDomainMetadata, UpdateMetadataSnapshotVersion, AddCommit,
-// SetLatestBackfilledVersion); it marshals to and from the exact wire shape
-// with the `type` / `action` discriminators.
+// # Errors
 //
-// StructType / StructField / DataType model a Delta schema. Their JSON
-// methods use the API's kebab-case names; ColumnsFromSchemaString and
-// StructType.SchemaString convert from and to the log's camelCase
-// schemaString losslessly (field metadata is kept as any JSON value, numbers
-// as json.Number). UnsupportedTypes reports the types the server refuses.
-//
-// The server has no structured protocol on the read side:
-// ProtocolProperties / ProtocolFromProperties convert between a Protocol and
-// its property projection, IsDerivedProperty names the server-owned keys and
-// DomainMetadataFromProperties reads the clustering / row-tracking domains.
-//
-// # Errors and retries
-//
-// Every non-2xx answer is a *APIError{Status, Type, Message, Operation},
-// parsed from either envelope (Delta {"error":{…}} or classic
-// {"error_code",…}) or from the raw body. Branch with IsNotFound,
-// IsConflict (409 assert-etag / assert-table-uuid), IsCommitConflict,
-// IsAlreadyExists, IsUnauthorized, IsForbidden, IsUnsupportedFormat.
-// 5xx, 429, timeouts, stalls and connection errors are retried (Retryable)
-// by resending the identical request with capped, jittered exponential
-// backoff that honours Retry-After; 409 and other 4xx return at once.
-//
-// A refusal (errors.Is(err, ErrRefused); AsRefusal gives the server's
-// status, type and message) is an answer the same request gets every time:
-// a 4xx other than 401/403/404/408/409/429, or UC's 500 "Value too long for
-// column", which is not retried. UpdateTable and CreateTable check the
-// widths UC stores values in (Limits, UCLimits: 255 characters for a
-// property key or value and a top-level column name, 65,535 for a comment)
-// and refuse a wider value with a *LimitError before sending it.
-//
-// # Bounds on what a server can cost
-//
-// An attempt that receives nothing for Options.IdleTimeout (default 10s,
-// the wait for the first byte included) is given up with ErrStalled and
-// retried once (a second stall in a row ends the request), while
-// an answer that keeps arriving has the whole Timeout. A listing takes at
-// most MaxListEntries entries (default 100,000) in 2×MaxListEntries/50+2
-// pages; each page is read in one scan that refuses it at the first entry
-// over max_results and past MaxListPageBytes (default 32 MiB), before the
-// rest is read; a repeated or oversized page token ends it; each is an
-// ErrListBound error naming the listing, not retried. A 2xx list body that
-// is not a JSON object, or carries an error envelope, is an error (the
-// envelope's *APIError, Status 200), never an empty listing.
+// A kind's errors answer errors.Is for the neutral classes: ErrConflict
+// (the write's guard failed: the record moved since it was read),
+// ErrNotFound (no such table, schema or catalog) and ErrRefused (the
+// catalog will not take the request as it stands: the same request gets
+// the same answer every time). Refusal is how a refusal is reported: the
+// server's status, type and message, or the client's own pre-flight
+// reason.
 //
 // # Invariants
 //
-// The bearer token never appears in errors or in String() output. The
-// package reads no environment, holds no package-level state and imports
-// neither deltalog nor sync.
+// The package performs no I/O and links no wire client (no net/http: a
+// test keeps it so); each catalog kind is a package beside it (catalog/uc
+// for Unity Catalog, catalog/hms for the Hive Metastore) that owns its wire
+// model. It reads no environment, holds no package-level state and
+// imports neither deltalog nor sync.
 package catalog

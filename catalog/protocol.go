@@ -148,3 +148,12 @@ func ClusteringFromProperties(props map[string]string) (cols [][]string, ok bool
 	}
 	return nil, false, nil
 }
+
+// Protocol is a Delta table's protocol; its JSON is the Delta API's
+// DeltaProtocol (kebab-case).
+type Protocol struct {
+	MinReaderVersion int      `json:"min-reader-version"`
+	MinWriterVersion int      `json:"min-writer-version"`
+	ReaderFeatures   []string `json:"reader-features,omitempty"`
+	WriterFeatures   []string `json:"writer-features,omitempty"`
+}

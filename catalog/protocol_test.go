@@ -154,3 +154,5 @@ func TestClusteringFromProperties(t *testing.T) {
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -344,24 +344,6 @@ func (s StructType) SchemaString() (string, error) {
 	return string(b), nil
 }
 
-// ColumnsFromTypeJSON rebuilds a StructType from the classic API's columns,
-// whose type_json holds each top-level field as Spark (camelCase) JSON.
-func ColumnsFromTypeJSON(cols []ColumnInfo) (StructType, error) {
-	var buf bytes.Buffer
-	buf.WriteString(`{"type":"struct","fields":[`)
-	for i, c := range cols {
-		if c.TypeJSON == "" {
-			return StructType{}, fmt.Errorf("catalog: column %q has no type_json", c.Name)
-		}
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.WriteString(c.TypeJSON)
-	}
-	buf.WriteString("]}")
-	return ColumnsFromSchemaString(buf.String())
-}
-
 // serverPrimitives are the primitive types the server accepts (besides decimal).
 var serverPrimitives = map[string]bool{
 	"boolean": true, "byte": true, "short": true, "integer": true, "long": true, "float": true,

@@ -210,28 +210,6 @@ func TestNilMetadataAndFieldsMarshal(t *testing.T) {
 	}
 }
 
-func TestColumnsFromTypeJSON(t *testing.T) {
-	cols := []ColumnInfo{
-		{Name: "id", TypeJSON: `{"name":"id","type":"long","nullable":false,"metadata":{}}`},
-		{Name: "m", TypeJSON: `{"name":"m","type":{"type":"map","keyType":"string","valueType":"long","valueContainsNull":true},"nullable":true,"metadata":{"comment":"c"}}`},
-	}
-	got, err := ColumnsFromTypeJSON(cols)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := StructType{Fields: []StructField{
-		{Name: "id", Type: DataType{Primitive: "long"}},
-		{Name: "m", Nullable: true, Type: DataType{Map: &MapType{KeyType: DataType{Primitive: "string"}, ValueType: DataType{Primitive: "long"}, ValueContainsNull: true}},
-			Metadata: map[string]any{"comment": "c"}},
-	}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-	if _, err := ColumnsFromTypeJSON([]ColumnInfo{{Name: "x"}}); err == nil || !strings.Contains(err.Error(), `"x"`) {
-		t.Errorf("missing type_json: err = %v", err)
-	}
-}
-
 func TestUnsupportedTypes(t *testing.T) {
 	const log = `{"type":"struct","fields":[
 	 {"name":"ok","type":"decimal(38,38)","nullable":true,"metadata":{}},

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync/location"
 )
@@ -164,7 +165,7 @@ func (c *candidate) key() string { return location.Canonical(c.loc.String()) }
 // adoptedMode reports whether a listed table is one a register rule
 // describes (its name is what its location maps to): such a table is
 // maintained in mode sync when no tables[] rule selects it.
-func (a *adopter) adoptedMode(n catalog.TableName, ti *catalog.TableInfo) (Mode, bool) {
+func (a *adopter) adoptedMode(n catalog.TableName, ti *uc.TableInfo) (Mode, bool) {
 	if a == nil || ti == nil || ti.StorageLocation == "" {
 		return "", false
 	}
@@ -473,7 +474,7 @@ func (r *Reconciler) catalogView(ctx context.Context, cands []*candidate) (*cata
 			continue
 		}
 		v.listed[key] = true
-		err := r.kind.tablesOf(ctx, c.name.Catalog, c.name.Schema, func(page []catalog.TableInfo) error {
+		err := r.kind.tablesOf(ctx, c.name.Catalog, c.name.Schema, func(page []uc.TableInfo) error {
 			for i := range page {
 				n := catalog.TableName{Catalog: c.name.Catalog, Schema: c.name.Schema, Table: page[i].Name}
 				loc := ""
@@ -523,7 +524,7 @@ func (r *Reconciler) adoptPlan(ctx context.Context, cands []*candidate, byName m
 func (r *Reconciler) adoptOne(ctx context.Context, c *candidate, byName map[string][]string, view *catalogView, viewErr error) (*Result, bool) {
 	a := r.adopter
 	row := func() *Result {
-		return &Result{Table: c.name.String(), Type: catalog.TableTypeExternal, Mode: ModeSync}
+		return &Result{Table: c.name.String(), Type: uc.TableTypeExternal, Mode: ModeSync}
 	}
 	flag := func(err error) *Result {
 		res := row()
@@ -721,11 +722,11 @@ func isCatalogManagedLog(s *deltalog.Snapshot) bool {
 // as its watermark (the server stamps 0 at create). When the second
 // request fails, the new table is deleted again: a registration either
 // leaves a record in sync with the log or none.
-func (r *Reconciler) register(ctx context.Context, s *deltalog.Snapshot, name catalog.TableName, req catalog.CreateTableRequest) (*catalog.LoadTableResponse, error) {
+func (r *Reconciler) register(ctx context.Context, s *deltalog.Snapshot, name catalog.TableName, req uc.CreateTableRequest) (*uc.LoadTableResponse, error) {
 	created, err := r.opts.Catalog.CreateTable(ctx, name.Catalog, name.Schema, req)
 	if err != nil {
 		switch {
-		case catalog.IsAlreadyExists(err):
+		case uc.IsAlreadyExists(err):
 			// Re-read: the same location is someone else's registration
 			// of this table, another is a conflict.
 			if ti, gerr := r.opts.Catalog.GetTable(ctx, name.String()); gerr == nil && ti.StorageLocation != "" &&
@@ -741,9 +742,9 @@ func (r *Reconciler) register(ctx context.Context, s *deltalog.Snapshot, name ca
 	if v := created.Metadata.LastCommitVersion; v != nil && *v == s.Version {
 		return created, nil
 	}
-	up := catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: created.Metadata.TableUUID}},
-		Updates: []catalog.Update{catalog.UpdateMetadataSnapshotVersion{
+	up := uc.UpdateTableRequest{
+		Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: created.Metadata.TableUUID}},
+		Updates: []uc.Update{uc.UpdateMetadataSnapshotVersion{
 			LastCommitVersion: s.Version, LastCommitTimestampMs: s.CommitTimestamp}},
 	}
 	v := s.Version
@@ -752,7 +753,7 @@ func (r *Reconciler) register(ctx context.Context, s *deltalog.Snapshot, name ca
 		// Detached: the rollback must run even when ctx is what failed.
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		if derr := r.opts.Catalog.DeleteTable(dctx, name.String()); derr != nil && !catalog.IsNotFound(derr) {
+		if derr := r.opts.Catalog.DeleteTable(dctx, name.String()); derr != nil && !uc.IsNotFound(derr) {
 			return nil, failed(ReasonCatalog, fmt.Errorf("registering %s: recording version %d: %w; deleting the new table again failed too: %v", name, s.Version, err, derr))
 		}
 		return nil, failed(ReasonCatalog, fmt.Errorf("registering %s: recording version %d: %w (the new table was deleted again)", name, s.Version, err))
@@ -761,12 +762,12 @@ func (r *Reconciler) register(ctx context.Context, s *deltalog.Snapshot, name ca
 }
 
 func isRefusal(err error) bool {
-	_, ok := catalog.AsRefusal(err)
+	_, ok := uc.AsRefusal(err)
 	return ok
 }
 
 // registrationRow is the plan row of a create request.
-func registrationRow(req catalog.CreateTableRequest) Registration {
+func registrationRow(req uc.CreateTableRequest) Registration {
 	reg := Registration{Location: req.Location, Partitioning: req.PartitionColumns, Properties: req.Properties,
 		Comment: req.Comment, Protocol: req.Protocol}
 	for _, f := range req.Columns.Fields {

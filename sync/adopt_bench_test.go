@@ -12,7 +12,7 @@ import (
 
 	"github.com/johannesboyne/gofakes3"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/internal/fakes3"
@@ -65,7 +65,7 @@ func BenchmarkAdoptS3(b *testing.B) {
 			srv.AddSchema("main", fmt.Sprintf("s%d", s))
 		}
 		c := newAdoptCounter()
-		cl, err := catalog.New(srv.URL(), catalog.Options{Observer: c.observeCatalog})
+		cl, err := uc.New(srv.URL(), uc.Options{Observer: c.observeCatalog})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/internal/testenv"
 	"github.com/deltasync/deltasync/sync"
@@ -116,10 +117,10 @@ func (e *env) baseURL() string {
 }
 
 // countingClient is a client of the env's catalog whose requests c counts.
-func (e *env) countingClient(c *adoptCounter) *catalog.Client {
+func (e *env) countingClient(c *adoptCounter) *uc.Client {
 	e.t.Helper()
-	cl, err := catalog.New(e.baseURL(), catalog.Options{Observer: c.observeCatalog,
-		Retry: catalog.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }}})
+	cl, err := uc.New(e.baseURL(), uc.Options{Observer: c.observeCatalog,
+		Retry: uc.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }}})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func (e *env) addSchema(name string) {
 		e.srv.AddSchema(e.catalog, name)
 		return
 	}
-	if _, err := e.client.CreateSchema(context.Background(), catalog.CreateSchemaRequest{Name: name, CatalogName: e.catalog}); err != nil {
+	if _, err := e.client.CreateSchema(context.Background(), uc.CreateSchemaRequest{Name: name, CatalogName: e.catalog}); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -469,7 +470,7 @@ func TestAdoptTemplateOutsideAllowList(t *testing.T) {
 		t.Fatal(err)
 	}
 	sel, _ := sync.NewSelector(nil)
-	c, _ := catalog.New("http://127.0.0.1:1/api/2.1/unity-catalog", catalog.Options{})
+	c, _ := uc.New("http://127.0.0.1:1/api/2.1/unity-catalog", uc.Options{})
 	for _, tc := range []struct {
 		rule sync.RegisterRule
 		want string
@@ -578,7 +579,7 @@ func TestAdoptFailedCreate(t *testing.T) {
 		rp.ServeHTTP(w, r)
 	}))
 	defer proxy.Close()
-	cl, err := catalog.New(proxy.URL+target.Path, catalog.Options{Retry: catalog.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }}})
+	cl, err := uc.New(proxy.URL+target.Path, uc.Options{Retry: uc.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"gocloud.dev/pubsub"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/internal/testenv"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/events"
@@ -103,7 +103,7 @@ func TestAdoptFromEventsDeltaRS(t *testing.T) {
 		if p := plan.Diff(sync.LogStateOf(snap, "s3://lake/w/sales/"+n), rec, plan.DiffOptions{}); !p.Empty() {
 			t.Errorf("%s differs from its log: %v", n, p.Kinds())
 		}
-		if rec.Location != "s3://lake/w/sales/"+n || rec.Type != catalog.TableTypeExternal {
+		if rec.Location != "s3://lake/w/sales/"+n || rec.Type != uc.TableTypeExternal {
 			t.Errorf("%s recorded as %s at %s", n, rec.Type, rec.Location)
 		}
 		// registered; unchanged when a slow box let the queue redeliver

@@ -12,6 +12,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/hms"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/audit"
 	"github.com/deltasync/deltasync/sync/plan"
 )
@@ -19,7 +20,7 @@ import (
 // ApplyOptions configures Apply. Catalog is required for a plan made for
 // Unity Catalog, HMS for one made for a Hive Metastore.
 type ApplyOptions struct {
-	Catalog *catalog.Client
+	Catalog *uc.Client
 	HMS     *HMSOptions
 	Audit   AuditOptions
 	Logger  *zap.Logger
@@ -127,15 +128,15 @@ func Apply(ctx context.Context, opts ApplyOptions, sp *SavedPlan) *ApplyReport {
 		case err == nil:
 			res.EtagAfter = etag // "" on HMS 3, as a sync's audit record says
 			etagAfter = &res.EtagAfter
-		case catalog.IsConflict(err), errors.Is(err, hms.ErrConflict):
+		case uc.IsConflict(err), errors.Is(err, hms.ErrConflict):
 			res.Reason = whyStale
 			if errors.Is(err, errStaleHMS) {
 				res.Reason += " (" + err.Error() + ")"
 			}
-		case catalog.IsNotFound(err), errors.Is(err, hms.ErrNotFound):
+		case uc.IsNotFound(err), errors.Is(err, hms.ErrNotFound):
 			res.Reason = "the table no longer exists: plan again"
 		default:
-			if rf, ok := catalog.AsRefusal(err); ok {
+			if rf, ok := uc.AsRefusal(err); ok {
 				res.Reason = refusalText(rf)
 			} else {
 				res.Reason = err.Error()

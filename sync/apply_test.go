@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/audit"
 )
@@ -35,7 +35,7 @@ type write struct {
 // server) that records every updateTable request and its answer: the
 // catalog's own history of writes, as it received them.
 type recorder struct {
-	client *catalog.Client
+	client *uc.Client
 	mu     gosync.Mutex
 	writes []write
 }
@@ -68,7 +68,7 @@ func (e *env) recorder() *recorder {
 		rp.ServeHTTP(cw, r)
 		wr := write{table: r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:], body: string(body), status: cw.status}
 		if cw.status == http.StatusOK {
-			var lt catalog.LoadTableResponse
+			var lt uc.LoadTableResponse
 			if err := json.Unmarshal(cw.buf.Bytes(), &lt); err == nil {
 				wr.etagAfter = lt.Metadata.Etag
 			}
@@ -78,8 +78,8 @@ func (e *env) recorder() *recorder {
 		rec.mu.Unlock()
 	}))
 	t.Cleanup(srv.Close)
-	c, err := catalog.New(srv.URL+base.Path, catalog.Options{
-		Retry: catalog.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }},
+	c, err := uc.New(srv.URL+base.Path, uc.Options{
+		Retry: uc.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -203,8 +203,8 @@ func TestSavedPlanApply(t *testing.T) {
 	}
 	for i, w := range writes {
 		st := loaded.Tables[i]
-		want, err := json.Marshal(catalog.UpdateTableRequest{
-			Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: st.TableID}, catalog.AssertEtag{Etag: st.Etag}},
+		want, err := json.Marshal(uc.UpdateTableRequest{
+			Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: st.TableID}, uc.AssertEtag{Etag: st.Etag}},
 			Updates:      st.Updates,
 		})
 		if err != nil {

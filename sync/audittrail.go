@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/audit"
 	"github.com/deltasync/deltasync/sync/plan"
 )
@@ -28,7 +29,7 @@ type auditWrite struct {
 	table      string
 	tableID    string
 	etagBefore string
-	updates    []catalog.Update
+	updates    []uc.Update
 	changes    []plan.Change
 	logVersion *int64
 	// resolves is the time of the unknown record this one resolves.
@@ -111,7 +112,7 @@ func changeAction(c plan.Change) string {
 
 // changesSent keeps the changes that updates carry: a resend without a
 // refused action (split.go) did not carry its changes.
-func changesSent(changes []plan.Change, updates []catalog.Update) []plan.Change {
+func changesSent(changes []plan.Change, updates []uc.Update) []plan.Change {
 	sent := map[string]bool{}
 	for _, u := range updates {
 		sent[u.Action()] = true
@@ -126,12 +127,12 @@ func changesSent(changes []plan.Change, updates []catalog.Update) []plan.Change 
 }
 
 // guards returns the uuid and etag an update request asserts.
-func guards(req catalog.UpdateTableRequest) (uuid, etag string) {
+func guards(req uc.UpdateTableRequest) (uuid, etag string) {
 	for _, q := range req.Requirements {
 		switch v := q.(type) {
-		case catalog.AssertTableUUID:
+		case uc.AssertTableUUID:
 			uuid = v.UUID
-		case catalog.AssertEtag:
+		case uc.AssertEtag:
 			etag = v.Etag
 		}
 	}
@@ -144,7 +145,7 @@ func guards(req catalog.UpdateTableRequest) (uuid, etag string) {
 // the record holds is synced, and returned as if answered, with the record
 // read. changes are the plan's changes; those the request carries are
 // recorded.
-func (r *Reconciler) updateTable(ctx context.Context, name catalog.TableName, req catalog.UpdateTableRequest, changes []plan.Change, logVersion *int64) (*catalog.LoadTableResponse, error) {
+func (r *Reconciler) updateTable(ctx context.Context, name catalog.TableName, req uc.UpdateTableRequest, changes []plan.Change, logVersion *int64) (*uc.LoadTableResponse, error) {
 	lt, err := r.opts.Catalog.UpdateTable(ctx, name, req)
 	uuid, etag := guards(req)
 	lw := lostWrite{tableID: uuid, etagBefore: etag, etagMoves: true, updates: req.Updates}
@@ -162,14 +163,14 @@ func (r *Reconciler) updateTable(ctx context.Context, name catalog.TableName, re
 
 // readUC reads a Unity Catalog record to resolve a lost answer: the
 // Delta API's, and the classic one's comment when the write set it.
-func readUC(ctx context.Context, c *catalog.Client, name catalog.TableName, updates []catalog.Update) (*catalog.LoadTableResponse, *plan.Record, error) {
+func readUC(ctx context.Context, c *uc.Client, name catalog.TableName, updates []uc.Update) (*uc.LoadTableResponse, *plan.Record, error) {
 	lt, err := c.LoadTable(ctx, name)
 	if err != nil {
 		return nil, nil, err
 	}
 	comment := ""
 	for _, u := range updates {
-		if _, ok := u.(catalog.SetTableComment); ok {
+		if _, ok := u.(uc.SetTableComment); ok {
 			ti, err := c.GetTable(ctx, name.String())
 			if err != nil {
 				return nil, nil, err
@@ -184,7 +185,7 @@ func readUC(ctx context.Context, c *catalog.Client, name catalog.TableName, upda
 // auditWrite writes a write's audit record: from its answer (lt, err), or
 // from res when the answer was lost (settle). A write still unknown is
 // kept for its table's next reconcile to resolve (lw).
-func (r *Reconciler) auditWrite(ctx context.Context, name catalog.TableName, req catalog.UpdateTableRequest, changes []plan.Change, logVersion *int64, lt *catalog.LoadTableResponse, err error, res *resolution, lw *lostWrite) {
+func (r *Reconciler) auditWrite(ctx context.Context, name catalog.TableName, req uc.UpdateTableRequest, changes []plan.Change, logVersion *int64, lt *uc.LoadTableResponse, err error, res *resolution, lw *lostWrite) {
 	if r.opts.Audit.Writer == nil {
 		return
 	}
@@ -215,7 +216,7 @@ func (r *Reconciler) auditWrite(ctx context.Context, name catalog.TableName, req
 
 // auditHeld writes the audit record of an update held for its
 // destructive changes: nothing was sent.
-func (r *Reconciler) auditHeld(ctx context.Context, t Target, rec *plan.Record, updates []catalog.Update, changes []plan.Change, logVersion *int64, reason string) {
+func (r *Reconciler) auditHeld(ctx context.Context, t Target, rec *plan.Record, updates []uc.Update, changes []plan.Change, logVersion *int64, reason string) {
 	if r.opts.Audit.Writer == nil {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
@@ -44,7 +45,7 @@ func recordFor(b *testing.B, log plan.LogState) plan.Record {
 	props := maps.Clone(log.Configuration)
 	maps.Copy(props, catalog.ProtocolProperties(log.Protocol))
 	v := log.Version
-	return RecordOf(catalog.TableName{}, &catalog.LoadTableResponse{Metadata: catalog.TableMetadata{TableType: "EXTERNAL",
+	return RecordOf(catalog.TableName{}, &uc.LoadTableResponse{Metadata: uc.TableMetadata{TableType: "EXTERNAL",
 		Location: log.Location, Columns: cols, Properties: props, LastCommitVersion: &v}}, "", "")
 }
 

@@ -2,9 +2,11 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync/plan"
 )
@@ -38,7 +40,7 @@ type catalogKind interface {
 	writeFailed(ctx context.Context, t Target, seen *observed, a *applied, err error) error
 	// preflight is the kind's check of updates before they are sent,
 	// for a dry run (nil, nil: nothing to say).
-	preflight(updates []catalog.Update) (*catalog.Refusal, error)
+	preflight(updates []uc.Update) (*catalog.Refusal, error)
 	// saved is what a saved plan keeps of the write the kind would make
 	// from seen besides its Delta API updates (nil, nil: nothing, the
 	// updates are the write), or why the write cannot be made.
@@ -51,16 +53,16 @@ type catalogKind interface {
 	schemasOf(ctx context.Context, cat string) (map[string]bool, error)
 	// tablesOf hands fn each page of cat.schema's tables: name and
 	// location (StorageLocation, "" when it records none).
-	tablesOf(ctx context.Context, cat, schema string, fn func([]catalog.TableInfo) error) error
+	tablesOf(ctx context.Context, cat, schema string, fn func([]uc.TableInfo) error) error
 	// registration is what registering the snapshot at location would
 	// create (the plan row is made from it), or why it cannot be.
-	registration(s *deltalog.Snapshot, name catalog.TableName, location string) (catalog.CreateTableRequest, error)
+	registration(s *deltalog.Snapshot, name catalog.TableName, location string) (uc.CreateTableRequest, error)
 	// createSchema creates name's schema (one that exists is no error).
 	createSchema(ctx context.Context, name catalog.TableName) error
 	// register creates the table of req, in sync with s (its watermark s's
 	// version), and returns the version it records; a name taken meanwhile
 	// at the same location is a *registeredMeanwhile.
-	register(ctx context.Context, s *deltalog.Snapshot, name catalog.TableName, req catalog.CreateTableRequest) (*int64, error)
+	register(ctx context.Context, s *deltalog.Snapshot, name catalog.TableName, req uc.CreateTableRequest) (*int64, error)
 }
 
 // ucKind is Unity Catalog, through its Delta API (and the classic API
@@ -86,8 +88,8 @@ func (k ucKind) diff(log plan.LogState, rec *plan.Record, _ any) plan.Plan {
 
 // write sends one updateTable guarded by the record's uuid and etag.
 func (k ucKind) write(ctx context.Context, t Target, seen *observed, a *applied) error {
-	req := catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: seen.rec.ID}, catalog.AssertEtag{Etag: seen.rec.Etag}},
+	req := uc.UpdateTableRequest{
+		Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: seen.rec.ID}, uc.AssertEtag{Etag: seen.rec.Etag}},
 		Updates:      a.updates,
 	}
 	lt, err := k.r.updateTable(ctx, t.Name, req, a.changes, seen.logVersion)
@@ -97,13 +99,13 @@ func (k ucKind) write(ctx context.Context, t Target, seen *observed, a *applied)
 	return err
 }
 
-func (ucKind) isConflict(err error) bool { return catalog.IsConflict(err) }
+func (ucKind) isConflict(err error) bool { return errors.Is(err, catalog.ErrConflict) }
 
 func (k ucKind) writeFailed(ctx context.Context, t Target, seen *observed, a *applied, err error) error {
 	return k.r.refusedOrSplit(ctx, t, seen, a, err)
 }
 
-func (k ucKind) preflight(updates []catalog.Update) (*catalog.Refusal, error) {
+func (k ucKind) preflight(updates []uc.Update) (*catalog.Refusal, error) {
 	return k.r.preflight(updates)
 }
 
@@ -111,7 +113,7 @@ func (ucKind) saved(*observed) (*SavedWrite, error) { return nil, nil }
 
 func (k ucKind) schemasOf(ctx context.Context, cat string) (map[string]bool, error) {
 	ss, err := k.r.opts.Catalog.ListSchemas(ctx, cat)
-	if catalog.IsNotFound(err) {
+	if errors.Is(err, catalog.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
@@ -124,23 +126,23 @@ func (k ucKind) schemasOf(ctx context.Context, cat string) (map[string]bool, err
 	return m, nil
 }
 
-func (k ucKind) tablesOf(ctx context.Context, cat, schema string, fn func([]catalog.TableInfo) error) error {
+func (k ucKind) tablesOf(ctx context.Context, cat, schema string, fn func([]uc.TableInfo) error) error {
 	return k.r.opts.Catalog.ListTablesPages(ctx, cat, schema, fn)
 }
 
-func (ucKind) registration(s *deltalog.Snapshot, name catalog.TableName, location string) (catalog.CreateTableRequest, error) {
+func (ucKind) registration(s *deltalog.Snapshot, name catalog.TableName, location string) (uc.CreateTableRequest, error) {
 	return RegistrationFor(s, name, location)
 }
 
 func (k ucKind) createSchema(ctx context.Context, name catalog.TableName) error {
-	_, err := k.r.opts.Catalog.CreateSchema(ctx, catalog.CreateSchemaRequest{Name: name.Schema, CatalogName: name.Catalog})
-	if catalog.IsAlreadyExists(err) {
+	_, err := k.r.opts.Catalog.CreateSchema(ctx, uc.CreateSchemaRequest{Name: name.Schema, CatalogName: name.Catalog})
+	if uc.IsAlreadyExists(err) {
 		return nil
 	}
 	return err
 }
 
-func (k ucKind) register(ctx context.Context, s *deltalog.Snapshot, name catalog.TableName, req catalog.CreateTableRequest) (*int64, error) {
+func (k ucKind) register(ctx context.Context, s *deltalog.Snapshot, name catalog.TableName, req uc.CreateTableRequest) (*int64, error) {
 	out, err := k.r.register(ctx, s, name, req)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -20,8 +21,8 @@ func (e *env) registerPlainExternal(t *testing.T, dir, table string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.client.CreateTable(context.Background(), e.catalog, e.schema, catalog.CreateTableRequest{
-		Name: table, Location: "file://" + dir, TableType: catalog.TableTypeExternal, Columns: cols,
+	if _, err := e.client.CreateTable(context.Background(), e.catalog, e.schema, uc.CreateTableRequest{
+		Name: table, Location: "file://" + dir, TableType: uc.TableTypeExternal, Columns: cols,
 		Protocol: catalog.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, LastCommitTimestampMs: 1712091396253,
 	}); err != nil {
 		t.Fatalf("register %s: %v", table, err)
@@ -89,9 +90,9 @@ func TestExternalRecordAheadOfCatalogManagedLogIsFlagged(t *testing.T) {
 	copyLog(t, src, dir, -1)
 	e.registerPlainExternal(t, dir, src)
 	md := e.record(src)
-	if _, err := e.client.UpdateTable(context.Background(), e.name(src), catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: md.ID}, catalog.AssertEtag{Etag: md.Etag}},
-		Updates:      []catalog.Update{catalog.UpdateMetadataSnapshotVersion{LastCommitVersion: 3, LastCommitTimestampMs: 1900000000000}},
+	if _, err := e.client.UpdateTable(context.Background(), e.name(src), uc.UpdateTableRequest{
+		Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: md.ID}, uc.AssertEtag{Etag: md.Etag}},
+		Updates:      []uc.Update{uc.UpdateMetadataSnapshotVersion{LastCommitVersion: 3, LastCommitTimestampMs: 1900000000000}},
 	}); err != nil {
 		t.Fatal(err)
 	}

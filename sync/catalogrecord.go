@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
@@ -13,7 +14,7 @@ import (
 // is the one place a Unity Catalog answer becomes a Record: the protocol
 // and the clustering columns are read from the properties the server
 // derives them into, the UniForm pointer from loadTable's uniform.
-func RecordOf(name catalog.TableName, lt *catalog.LoadTableResponse, comment, storageLocation string) plan.Record {
+func RecordOf(name catalog.TableName, lt *uc.LoadTableResponse, comment, storageLocation string) plan.Record {
 	md := &lt.Metadata
 	rec := plan.Record{
 		Name: name, ID: md.TableUUID, Type: md.TableType, CatalogManaged: md.CatalogManaged(),

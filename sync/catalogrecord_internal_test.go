@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/plan"
 	"github.com/google/go-cmp/cmp"
 )
@@ -16,25 +17,25 @@ func TestRecordOfReadsWhatUnityCatalogDerives(t *testing.T) {
 	v := func(n int64) *int64 { return &n }
 	for _, tc := range []struct {
 		name     string
-		mutate   func(*catalog.LoadTableResponse)
+		mutate   func(*uc.LoadTableResponse)
 		kinds    []plan.DriftKind
 		actions  []string
 		problems int
 	}{
-		{"faithful", func(*catalog.LoadTableResponse) {}, nil, nil, 0},
-		{"protocol feature missing", func(lt *catalog.LoadTableResponse) { delete(lt.Metadata.Properties, "delta.feature.appendOnly") },
+		{"faithful", func(*uc.LoadTableResponse) {}, nil, nil, 0},
+		{"protocol feature missing", func(lt *uc.LoadTableResponse) { delete(lt.Metadata.Properties, "delta.feature.appendOnly") },
 			[]plan.DriftKind{plan.KindProtocol}, []string{"set-protocol", "update-metadata-snapshot-version"}, 0},
-		{"protocol version", func(lt *catalog.LoadTableResponse) { lt.Metadata.Properties["delta.minReaderVersion"] = "2" },
+		{"protocol version", func(lt *uc.LoadTableResponse) { lt.Metadata.Properties["delta.minReaderVersion"] = "2" },
 			[]plan.DriftKind{plan.KindProtocol}, []string{"set-protocol", "update-metadata-snapshot-version"}, 0},
-		{"protocol unreadable", func(lt *catalog.LoadTableResponse) { lt.Metadata.Properties["delta.minReaderVersion"] = "x" },
+		{"protocol unreadable", func(lt *uc.LoadTableResponse) { lt.Metadata.Properties["delta.minReaderVersion"] = "x" },
 			[]plan.DriftKind{plan.KindProtocol}, []string{"set-protocol", "update-metadata-snapshot-version"}, 0},
-		{"clustering gone from catalog", func(lt *catalog.LoadTableResponse) { delete(lt.Metadata.Properties, "clusteringColumns") },
+		{"clustering gone from catalog", func(lt *uc.LoadTableResponse) { delete(lt.Metadata.Properties, "clusteringColumns") },
 			[]plan.DriftKind{plan.KindClustering}, []string{"set-domain-metadata", "update-metadata-snapshot-version"}, 0},
-		{"clustering via spec key", func(lt *catalog.LoadTableResponse) {
+		{"clustering via spec key", func(lt *uc.LoadTableResponse) {
 			delete(lt.Metadata.Properties, "clusteringColumns")
 			lt.Metadata.Properties["delta.clusteringColumns"] = `[["col-1"]]`
 		}, nil, nil, 0},
-		{"clustering unreadable", func(lt *catalog.LoadTableResponse) { lt.Metadata.Properties["clusteringColumns"] = `col-1` },
+		{"clustering unreadable", func(lt *uc.LoadTableResponse) { lt.Metadata.Properties["clusteringColumns"] = `col-1` },
 			nil, nil, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,10 +56,10 @@ func TestRecordOfReadsWhatUnityCatalogDerives(t *testing.T) {
 	}
 
 	lt := faithfulTable(t, testLog())
-	lt.Metadata.TableType = catalog.TableTypeExternal
+	lt.Metadata.TableType = uc.TableTypeExternal
 	lt.Metadata.Properties["delta.feature.catalogManaged"] = "supported"
 	lt.LatestTableVersion = v(9)
-	lt.Commits = []catalog.Commit{{Version: 9, FileName: "9.uuid.json"}}
+	lt.Commits = []uc.Commit{{Version: 9, FileName: "9.uuid.json"}}
 	lt.Uniform = json.RawMessage(`{"iceberg":{"metadata-location":"s3://b/t/metadata/v3.json","converted-delta-version":5}}`)
 	rec := RecordOf(catalog.TableName{}, lt, "", "")
 	if !rec.Managed() || rec.ID != "u1" || rec.Etag != "e1" || *rec.LatestTableVersion != 9 ||

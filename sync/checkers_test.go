@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -37,7 +37,7 @@ func TestUnchangedChecksDoNotWaitBehindReconciles(t *testing.T) {
 		}
 		doneWhileHeld <- r.Progress().Done
 	}
-	c, err := catalog.New(e.srv.URL(), catalog.Options{HTTPClient: &http.Client{Transport: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+	c, err := uc.New(e.srv.URL(), uc.Options{HTTPClient: &http.Client{Transport: roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/tables/a_slow") && armed.CompareAndSwap(true, false) {
 			hold()
 		}

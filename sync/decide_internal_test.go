@@ -3,15 +3,15 @@ package sync
 import (
 	"testing"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // TestDecide: each kind of plan gets its verdict, status and reason; a
 // catalog without the Delta API flags before the MANAGED and warn rules.
 func TestDecide(t *testing.T) {
-	external := &plan.Record{Type: catalog.TableTypeExternal}
-	managed := &plan.Record{Type: catalog.TableTypeManaged}
+	external := &plan.Record{Type: uc.TableTypeExternal}
+	managed := &plan.Record{Type: uc.TableTypeManaged}
 	v := int64(3)
 	lag := plan.Plan{Version: &plan.VersionChange{Log: 4, Catalog: &v}}
 	props := plan.Plan{Properties: &plan.PropertiesChange{Remove: []string{"stray"}}}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 )
 
 // Skipped is a selected table that is not reconciled, with the reason.
@@ -65,7 +66,7 @@ func (r *Reconciler) discover(ctx context.Context, emit func(Target) bool) ([]Sk
 	for _, c := range catalogs {
 		schemas, err := r.opts.Catalog.ListSchemas(ctx, c)
 		if err != nil {
-			if !catalog.IsNotFound(err) {
+			if !uc.IsNotFound(err) {
 				errs = append(errs, fmt.Errorf("listing schemas of %s: %w", c, err))
 			}
 			continue
@@ -74,7 +75,7 @@ func (r *Reconciler) discover(ctx context.Context, emit func(Target) bool) ([]Sk
 			if !sel.MayMatchSchema(c, s.Name) && !r.adopter.mayMatchSchema(c, s.Name) {
 				continue
 			}
-			err := r.opts.Catalog.ListTablesPages(ctx, c, s.Name, func(page []catalog.TableInfo) error {
+			err := r.opts.Catalog.ListTablesPages(ctx, c, s.Name, func(page []uc.TableInfo) error {
 				for i := range page {
 					ti := &page[i]
 					n := catalog.TableName{Catalog: c, Schema: s.Name, Table: ti.Name}
@@ -124,9 +125,9 @@ func sortSkipped(s []Skipped) []Skipped {
 
 // notDelta says why a listed table is not a Delta table deltasync can
 // reconcile ("" when it is, or when the listing does not say).
-func notDelta(ti *catalog.TableInfo) string {
+func notDelta(ti *uc.TableInfo) string {
 	typ := strings.ToUpper(ti.TableType)
-	if typ != "" && typ != catalog.TableTypeManaged && typ != catalog.TableTypeExternal {
+	if typ != "" && typ != uc.TableTypeManaged && typ != uc.TableTypeExternal {
 		return fmt.Sprintf("table type %s is not a Delta table", typ)
 	}
 	if f := strings.ToUpper(ti.DataSourceFormat); f != "" && f != "DELTA" {
@@ -159,7 +160,7 @@ func (r *Reconciler) listedRefusal(t Target) (Result, bool) {
 // listedVersion is the watermark a listed record carries
 // (delta.lastUpdateVersion, from which the Delta API's last-commit-version
 // is parsed), or nil.
-func listedVersion(l *catalog.TableInfo) *int64 {
+func listedVersion(l *uc.TableInfo) *int64 {
 	v, err := strconv.ParseInt(l.Properties[catalog.PropLastUpdateVersion], 10, 64)
 	if err != nil {
 		return nil

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -32,7 +32,7 @@ func TestShutdownBoundsTableInFlight(t *testing.T) {
 	})
 	u, _ := url.Parse(e.client.BaseURL())
 	u.Host = hostOf(t, fp.srv.URL)
-	c, err := catalog.New(u.String(), catalog.Options{Timeout: 30 * time.Second})
+	c, err := uc.New(u.String(), uc.Options{Timeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/deltalog"
@@ -59,8 +60,8 @@ func deltarsEnv(t *testing.T) *env {
 		return newEnv(t)
 	}
 	srv := spectest.NewForTest(t, uctest.WithManagedStorageRoot("file://"+filepath.ToSlash(t.TempDir())))
-	c, err := catalog.New(srv.URL(), catalog.Options{
-		Retry: catalog.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }},
+	c, err := uc.New(srv.URL(), uc.Options{
+		Retry: uc.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -124,9 +125,9 @@ func (e *env) setProperties(table string, props map[string]string) error {
 	if err != nil {
 		return err
 	}
-	_, err = e.client.UpdateTable(ctx, e.name(table), catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: lt.Metadata.TableUUID}},
-		Updates:      []catalog.Update{catalog.SetProperties{Updates: props}},
+	_, err = e.client.UpdateTable(ctx, e.name(table), uc.UpdateTableRequest{
+		Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: lt.Metadata.TableUUID}},
+		Updates:      []uc.Update{uc.SetProperties{Updates: props}},
 	})
 	return err
 }
@@ -143,7 +144,7 @@ func (e *env) matchesLog(table, dir string, gone ...string) {
 	if p := plan.Diff(sync.LogStateOf(snap, loc), rec, plan.DiffOptions{}); !p.Empty() {
 		t.Errorf("%s differs from its log at v%d: %v %+v", table, snap.Version, p.Kinds(), p)
 	}
-	if v := rec.LastCommitVersion; rec.Type == catalog.TableTypeExternal && (v == nil || *v != snap.Version) {
+	if v := rec.LastCommitVersion; rec.Type == uc.TableTypeExternal && (v == nil || *v != snap.Version) {
 		t.Errorf("%s: catalog watermark %d, log version %d", table, deref(v), snap.Version)
 	}
 	// Classic API: comment, columns from type_json, properties.
@@ -244,8 +245,8 @@ func (e *env) createManaged(table string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.client.CreateTable(ctx, e.catalog, e.schema, catalog.CreateTableRequest{
-		Name: table, Location: st.Location, TableType: catalog.TableTypeManaged, Comment: description,
+	if _, err := e.client.CreateTable(ctx, e.catalog, e.schema, uc.CreateTableRequest{
+		Name: table, Location: st.Location, TableType: uc.TableTypeManaged, Comment: description,
 		Columns: cols, PartitionColumns: []string{}, Protocol: st.RequiredProtocol, Properties: props, LastCommitTimestampMs: now,
 	}); err != nil {
 		t.Fatalf("create MANAGED %s: %v", table, err)
@@ -256,9 +257,9 @@ func (e *env) createManaged(table string) {
 // proxy sits in front of a real server and lets another writer in just
 // before the first updateTable request for one table is forwarded.
 type proxy struct {
-	client   *catalog.Client // talks to the server through the proxy
-	mu       gosync.Mutex    // guards bodies and statuses
-	bodies   []string        // of the updateTable requests, in order
+	client   *uc.Client   // talks to the server through the proxy
+	mu       gosync.Mutex // guards bodies and statuses
+	bodies   []string     // of the updateTable requests, in order
 	statuses []int
 }
 
@@ -299,8 +300,8 @@ func (e *env) interloper(table string, interfere func()) *proxy {
 		p.mu.Unlock()
 	}))
 	t.Cleanup(srv.Close)
-	c, err := catalog.New(srv.URL+base.Path, catalog.Options{
-		Retry: catalog.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }},
+	c, err := uc.New(srv.URL+base.Path, uc.Options{
+		Retry: uc.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/sync"
 )
@@ -195,14 +195,14 @@ func (e *env) concurrentWriter(rules []sync.Rule, table, dir string) {
 		t.Errorf("second request was not re-planned from a reload:\n%s\n%s", b[0], b[1])
 	}
 	for i, body := range b {
-		var req catalog.UpdateTableRequest
+		var req uc.UpdateTableRequest
 		if err := json.Unmarshal([]byte(body), &req); err != nil {
 			t.Fatal(err)
 		}
-		if !slices.ContainsFunc(req.Requirements, func(r catalog.Requirement) bool { return r.RequirementType() == "assert-etag" }) {
+		if !slices.ContainsFunc(req.Requirements, func(r uc.Requirement) bool { return r.RequirementType() == "assert-etag" }) {
 			t.Errorf("request %d has no assert-etag: a blind overwrite", i+1)
 		}
-		if !slices.ContainsFunc(req.Updates, func(u catalog.Update) bool { return u.Action() == "set-protocol" }) {
+		if !slices.ContainsFunc(req.Updates, func(u uc.Update) bool { return u.Action() == "set-protocol" }) {
 			t.Errorf("request %d does not carry the protocol upgrade: %s", i+1, body)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/deltalog"
@@ -26,7 +27,7 @@ import (
 type env struct {
 	t       testing.TB
 	srv     *uctest.Server // nil against a real server
-	client  *catalog.Client
+	client  *uc.Client
 	catalog string
 	schema  string
 	// allowed are table roots outside the temp dir that reconcilers may read.
@@ -68,8 +69,8 @@ func newEnvAt(t testing.TB, base string) *env {
 		e.srv = spectest.NewForTest(t)
 		base = e.srv.URL()
 	}
-	c, err := catalog.New(base, catalog.Options{
-		Retry: catalog.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }},
+	c, err := uc.New(base, uc.Options{
+		Retry: uc.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -86,11 +87,11 @@ func newEnvAt(t testing.TB, base string) *env {
 		e.srv.AddCatalog(e.catalog)
 		e.srv.AddSchema(e.catalog, e.schema)
 	} else {
-		if _, err := c.CreateCatalog(ctx, catalog.CreateCatalogRequest{Name: e.catalog}); err != nil {
+		if _, err := c.CreateCatalog(ctx, uc.CreateCatalogRequest{Name: e.catalog}); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = c.DeleteCatalog(context.Background(), e.catalog, true) })
-		if _, err := c.CreateSchema(ctx, catalog.CreateSchemaRequest{Name: e.schema, CatalogName: e.catalog}); err != nil {
+		if _, err := c.CreateSchema(ctx, uc.CreateSchemaRequest{Name: e.schema, CatalogName: e.catalog}); err != nil {
 			t.Fatal(err)
 		}
 	}

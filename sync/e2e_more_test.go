@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/plan"
@@ -34,7 +34,7 @@ func (e *env) updateBodies() []string {
 
 func actionsOf(t *testing.T, body string) []string {
 	t.Helper()
-	var req catalog.UpdateTableRequest
+	var req uc.UpdateTableRequest
 	if err := json.Unmarshal([]byte(body), &req); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/deltasync/deltasync/sync"
@@ -192,7 +192,7 @@ func mustMutate(t testing.TB, s *uctest.Server, name string, fn func(*uctest.Tab
 	}
 }
 
-func columnNames(cols []catalog.ColumnInfo) []string {
+func columnNames(cols []uc.ColumnInfo) []string {
 	var out []string
 	for _, c := range cols {
 		out = append(out, c.Name)

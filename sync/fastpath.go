@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 )
 
@@ -177,10 +178,10 @@ func (r *Reconciler) remember(st *tableState, t Target, res *Result, recs record
 // every answer.
 func tableType(s string) string {
 	switch s {
-	case catalog.TableTypeExternal:
-		return catalog.TableTypeExternal
-	case catalog.TableTypeManaged:
-		return catalog.TableTypeManaged
+	case uc.TableTypeExternal:
+		return uc.TableTypeExternal
+	case uc.TableTypeManaged:
+		return uc.TableTypeManaged
 	}
 	return s
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -20,7 +20,7 @@ import (
 func countedEnv(t *testing.T, e *env, mode sync.Mode, resync time.Duration) (*sync.Reconciler, *opCounter, *prometheus.Registry) {
 	t.Helper()
 	counter := &opCounter{}
-	c, err := catalog.New(e.client.BaseURL(), catalog.Options{Observer: counter.observe})
+	c, err := uc.New(e.client.BaseURL(), uc.Options{Observer: counter.observe})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,9 +149,9 @@ func TestWarnModeDriftCostsNoCatalogReadWhileUnchanged(t *testing.T) {
 	// w0's record changes (someone sets a property in the catalog), w1's
 	// log advances: both are read in full again, the others stay cheap.
 	before := e.record("w0")
-	if _, err := e.client.UpdateTable(ctx, e.name("w0"), catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: before.ID}, catalog.AssertEtag{Etag: before.Etag}},
-		Updates:      []catalog.Update{catalog.SetProperties{Updates: map[string]string{"owner.note": "hand edit"}}},
+	if _, err := e.client.UpdateTable(ctx, e.name("w0"), uc.UpdateTableRequest{
+		Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: before.ID}, uc.AssertEtag{Etag: before.Etag}},
+		Updates:      []uc.Update{uc.SetProperties{Updates: map[string]string{"owner.note": "hand edit"}}},
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -56,7 +57,7 @@ func perTable(ops map[string]int) map[string]int {
 func fastEnv(t *testing.T, e *env, resync time.Duration) (*sync.Reconciler, *opCounter, *time.Time) {
 	t.Helper()
 	counter := &opCounter{}
-	c, err := catalog.New(e.client.BaseURL(), catalog.Options{Observer: counter.observe})
+	c, err := uc.New(e.client.BaseURL(), uc.Options{Observer: counter.observe})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,9 +113,9 @@ func TestUnchangedTablesCostNoCatalogRead(t *testing.T) {
 
 	// Someone edits a property of b in the catalog only.
 	before := e.record("b")
-	_, err := e.client.UpdateTable(ctx, e.name("b"), catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: before.ID}, catalog.AssertEtag{Etag: before.Etag}},
-		Updates:      []catalog.Update{catalog.SetProperties{Updates: map[string]string{"owner.note": "hand edit"}}},
+	_, err := e.client.UpdateTable(ctx, e.name("b"), uc.UpdateTableRequest{
+		Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: before.ID}, uc.AssertEtag{Etag: before.Etag}},
+		Updates:      []uc.Update{uc.SetProperties{Updates: map[string]string{"owner.note": "hand edit"}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -206,8 +207,8 @@ func TestUnchangedTableAllocs(t *testing.T) {
 	if rep := rec.Sync(ctx); rep.Failed() || rep.Count(sync.OutcomeUnchanged) != 1 {
 		t.Fatal(rep.Summary())
 	}
-	var listed *catalog.TableInfo
-	err := e.client.ListTablesPages(ctx, e.catalog, e.schema, func(page []catalog.TableInfo) error {
+	var listed *uc.TableInfo
+	err := e.client.ListTablesPages(ctx, e.catalog, e.schema, func(page []uc.TableInfo) error {
 		listed = &page[0]
 		return nil
 	})
@@ -252,9 +253,9 @@ func TestCatalogOnlySchemaEditIsRepaired(t *testing.T) {
 	before := e.record("b")
 	logCols := before.Columns
 	edited := catalog.StructType{Fields: slices.Clone(logCols.Fields[:len(logCols.Fields)-1])}
-	_, err := e.client.UpdateTable(ctx, e.name("b"), catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: before.ID}, catalog.AssertEtag{Etag: before.Etag}},
-		Updates:      []catalog.Update{catalog.SetColumns{Columns: edited}},
+	_, err := e.client.UpdateTable(ctx, e.name("b"), uc.UpdateTableRequest{
+		Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: before.ID}, uc.AssertEtag{Etag: before.Etag}},
+		Updates:      []uc.Update{uc.SetColumns{Columns: edited}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -292,9 +293,9 @@ func TestDriftedSchemaKeptBetweenCycles(t *testing.T) {
 	e.register("basic_partitioned", "w", -1)
 	before := e.record("w")
 	edited := catalog.StructType{Fields: slices.Clone(before.Columns.Fields[:len(before.Columns.Fields)-1])}
-	if _, err := e.client.UpdateTable(ctx, e.name("w"), catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: before.ID}, catalog.AssertEtag{Etag: before.Etag}},
-		Updates:      []catalog.Update{catalog.SetColumns{Columns: edited}},
+	if _, err := e.client.UpdateTable(ctx, e.name("w"), uc.UpdateTableRequest{
+		Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: before.ID}, uc.AssertEtag{Etag: before.Etag}},
+		Updates:      []uc.Update{uc.SetColumns{Columns: edited}},
 	}); err != nil {
 		t.Fatal(err)
 	}

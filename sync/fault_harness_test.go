@@ -38,6 +38,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/internal/testcorpus"
 	"github.com/deltasync/deltasync/sync"
@@ -567,7 +568,7 @@ type logStates interface {
 // catalog directly (never through the fault proxies).
 type checker struct {
 	t      *testing.T
-	client *catalog.Client // direct
+	client *uc.Client // direct
 	w      logStates
 	names  map[string]catalog.TableName // writer table → catalog name
 
@@ -583,7 +584,7 @@ type checker struct {
 	truncated atomic.Int64
 }
 
-func newChecker(t *testing.T, direct *catalog.Client, w logStates, names map[string]catalog.TableName) *checker {
+func newChecker(t *testing.T, direct *uc.Client, w logStates, names map[string]catalog.TableName) *checker {
 	return &checker{t: t, client: direct, w: w, names: names, watermark: map[string]int64{}}
 }
 

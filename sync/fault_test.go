@@ -22,6 +22,7 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/internal/testenv"
 	"github.com/deltasync/deltasync/sync"
@@ -48,7 +49,7 @@ type faultRig struct {
 	storeToxic  *toxiclient.Proxy
 	storeFaults *faultProxy
 	rec         *sync.Reconciler
-	proxied     *catalog.Client
+	proxied     *uc.Client
 	logOpts     []deltalog.Option // set by stores that need credentials
 	tables      []string
 
@@ -96,10 +97,10 @@ func newFaultRigAt(t *testing.T, base string, mkStore rigStore) *faultRig {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DisableKeepAlives = true
 	var err error
-	rg.proxied, err = catalog.New(u.String(), catalog.Options{
+	rg.proxied, err = uc.New(u.String(), uc.Options{
 		HTTPClient: &http.Client{Transport: tr},
 		Timeout:    1500 * time.Millisecond,
-		Retry:      catalog.RetryPolicy{MaxAttempts: 4, BaseDelay: 10 * time.Millisecond, MaxDelay: 100 * time.Millisecond, MaxRetryAfter: 2 * time.Second},
+		Retry:      uc.RetryPolicy{MaxAttempts: 4, BaseDelay: 10 * time.Millisecond, MaxDelay: 100 * time.Millisecond, MaxRetryAfter: 2 * time.Second},
 		Observer: func(_ string, _ int, _ time.Duration, err error) {
 			rg.catalogAttempts.Add(1)
 			if err != nil {
@@ -536,17 +537,17 @@ func TestFaultCheckerCatchesViolations(t *testing.T) {
 	rg.sync(ctx)
 	rg.chk.start()
 	name := rg.env.name("t0")
-	load := func() *catalog.LoadTableResponse {
+	load := func() *uc.LoadTableResponse {
 		lt, err := rg.env.client.LoadTable(ctx, name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return lt
 	}
-	update := func(c *catalog.Client, u ...catalog.Update) {
+	update := func(c *uc.Client, u ...uc.Update) {
 		lt := load()
-		req := catalog.UpdateTableRequest{Requirements: []catalog.Requirement{
-			catalog.AssertTableUUID{UUID: lt.Metadata.TableUUID}, catalog.AssertEtag{Etag: lt.Metadata.Etag}}, Updates: u}
+		req := uc.UpdateTableRequest{Requirements: []uc.Requirement{
+			uc.AssertTableUUID{UUID: lt.Metadata.TableUUID}, uc.AssertEtag{Etag: lt.Metadata.Etag}}, Updates: u}
 		if _, err := c.UpdateTable(ctx, name, req); err != nil {
 			t.Fatal(err)
 		}
@@ -554,17 +555,17 @@ func TestFaultCheckerCatchesViolations(t *testing.T) {
 	// 1. A no-op update of an in-sync table, sent through the proxy.
 	u, _ := url.Parse(rg.env.client.BaseURL())
 	u.Host = hostOf(t, rg.ucFaults.srv.URL)
-	viaProxy, err := catalog.New(u.String(), catalog.Options{})
+	viaProxy, err := uc.New(u.String(), uc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	update(viaProxy, catalog.SetProperties{Updates: map[string]string{"owner.team": "ingest"}})
+	update(viaProxy, uc.SetProperties{Updates: map[string]string{"owner.team": "ingest"}})
 	// 2. A property the log never had (a record of no version).
-	update(rg.env.client, catalog.SetProperties{Updates: map[string]string{"edited": "by hand"}})
+	update(rg.env.client, uc.SetProperties{Updates: map[string]string{"edited": "by hand"}})
 	time.Sleep(150 * time.Millisecond)
-	update(rg.env.client, catalog.RemoveProperties{Removals: []string{"edited"}})
+	update(rg.env.client, uc.RemoveProperties{Removals: []string{"edited"}})
 	// 3. The watermark moved back to version 1 (whose state differs too).
-	update(rg.env.client, catalog.UpdateMetadataSnapshotVersion{LastCommitVersion: 1, LastCommitTimestampMs: 1})
+	update(rg.env.client, uc.UpdateMetadataSnapshotVersion{LastCommitVersion: 1, LastCommitTimestampMs: 1})
 	time.Sleep(150 * time.Millisecond)
 	rg.chk.stopPolling()
 	// 4. An object the writer did not write.

@@ -15,8 +15,8 @@ import (
 
 	hm "github.com/beltran/gohive/hive_metastore"
 
-	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/hms"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/internal/fakehms"
 	"github.com/deltasync/deltasync/internal/testenv"
 	"github.com/deltasync/deltasync/sync"
@@ -452,7 +452,7 @@ func TestHMSOptions(t *testing.T) {
 	sel, _ := sync.NewSelector([]sync.Rule{{Include: []string{"*.*.*"}}})
 	for name, o := range map[string]sync.Options{
 		"vended":  {HMS: &sync.HMSOptions{Client: e.client}, Selector: sel, VendedCredentials: true},
-		"both":    {HMS: &sync.HMSOptions{Client: e.client}, Catalog: &catalog.Client{}, Selector: sel},
+		"both":    {HMS: &sync.HMSOptions{Client: e.client}, Catalog: &uc.Client{}, Selector: sel},
 		"neither": {Selector: sel},
 	} {
 		if _, err := sync.New(o); err == nil {

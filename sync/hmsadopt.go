@@ -11,6 +11,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/hms"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync/location"
 	"github.com/deltasync/deltasync/sync/plan"
@@ -46,7 +47,7 @@ func (k *hmsKind) schemasOf(ctx context.Context, cat string) (map[string]bool, e
 // tablesOf lists a database (get_all_tables) and reads its tables in
 // batches for their locations: a Delta table's serde path, any other's
 // sd.location.
-func (k *hmsKind) tablesOf(ctx context.Context, _, db string, fn func([]catalog.TableInfo) error) error {
+func (k *hmsKind) tablesOf(ctx context.Context, _, db string, fn func([]uc.TableInfo) error) error {
 	names, err := k.c.TableNames(ctx, db)
 	if errors.Is(err, hms.ErrNotFound) {
 		return nil
@@ -59,12 +60,12 @@ func (k *hmsKind) tablesOf(ctx context.Context, _, db string, fn func([]catalog.
 		if err != nil {
 			return err
 		}
-		page := make([]catalog.TableInfo, 0, len(chunk))
+		page := make([]uc.TableInfo, 0, len(chunk))
 		for _, n := range chunk {
 			if t, ok := got[n]; ok {
-				page = append(page, catalog.TableInfo{Name: n, StorageLocation: hmsLocation(t.Thrift)})
+				page = append(page, uc.TableInfo{Name: n, StorageLocation: hmsLocation(t.Thrift)})
 			} else {
-				page = append(page, catalog.TableInfo{Name: n}) // dropped since the listing: the name may still be taken
+				page = append(page, uc.TableInfo{Name: n}) // dropped since the listing: the name may still be taken
 			}
 		}
 		if err := fn(page); err != nil {
@@ -95,7 +96,7 @@ func hmsLocation(t *hm.Table) string {
 // keeps the log's schema as text), refused when the record could not hold
 // the log: a log property named like a metastore key, or, with columns:
 // real, a type Hive has no column type for.
-func (k *hmsKind) registration(s *deltalog.Snapshot, name catalog.TableName, loc string) (catalog.CreateTableRequest, error) {
+func (k *hmsKind) registration(s *deltalog.Snapshot, name catalog.TableName, loc string) (uc.CreateTableRequest, error) {
 	req, err := registrationFor(s, name, loc, false)
 	if err != nil {
 		return req, err
@@ -139,7 +140,7 @@ func (k *hmsKind) createSchema(ctx context.Context, name catalog.TableName) erro
 // is ever rolled back. A name taken meanwhile is re-read: at the same
 // serde path it is someone else's registration of this table, else a
 // conflict (so is any failed create that leaves a table there).
-func (k *hmsKind) register(ctx context.Context, s *deltalog.Snapshot, name catalog.TableName, req catalog.CreateTableRequest) (*int64, error) {
+func (k *hmsKind) register(ctx context.Context, s *deltalog.Snapshot, name catalog.TableName, req uc.CreateTableRequest) (*int64, error) {
 	t, err := k.newTable(s, name, req.Location)
 	if err != nil {
 		return nil, flagged(ReasonUnsupported, fmt.Errorf("not registered: %w", err))

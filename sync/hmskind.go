@@ -19,6 +19,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/hms"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
@@ -257,9 +258,9 @@ func notDeltaHMS(t *hm.Table) string {
 // compares between cycles. UpdatedAt is the record's fingerprint (not a
 // time): any change to its parameters, serde path or columns changes it,
 // whether or not the writer moved transient_lastDdlTime.
-func listedHMS(cat string, t *hms.Table) *catalog.TableInfo {
+func listedHMS(cat string, t *hms.Table) *uc.TableInfo {
 	th := t.Thrift
-	ti := &catalog.TableInfo{Name: th.TableName, CatalogName: cat, SchemaName: th.DbName, TableType: hmsType(th),
+	ti := &uc.TableInfo{Name: th.TableName, CatalogName: cat, SchemaName: th.DbName, TableType: hmsType(th),
 		DataSourceFormat: "DELTA", Comment: th.Parameters[hms.KeyComment], UpdatedAt: fingerprint(th)}
 	if th.Sd != nil && th.Sd.SerdeInfo != nil {
 		ti.StorageLocation = th.Sd.SerdeInfo.Parameters[hms.SerdePath]
@@ -313,7 +314,7 @@ func fingerprint(t *hm.Table) int64 {
 // the metastore ratifies commits of: it is synced like any other.
 func hmsType(t *hm.Table) string {
 	if t.TableType == "EXTERNAL_TABLE" {
-		return catalog.TableTypeExternal
+		return uc.TableTypeExternal
 	}
 	return t.TableType
 }
@@ -528,8 +529,8 @@ func (k *hmsKind) write(ctx context.Context, t Target, seen *observed, a *applie
 		return fmt.Errorf("%w: %w", errApply, err)
 	}
 	ddl, err := k.c.WriteFrom(ctx, stored, next, k.r.opts.Now(), k.wait)
-	req := catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: seen.rec.ID}, catalog.AssertEtag{Etag: seen.rec.Etag}},
+	req := uc.UpdateTableRequest{
+		Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: seen.rec.ID}, uc.AssertEtag{Etag: seen.rec.Etag}},
 		Updates:      a.updates,
 	}
 	// An answer lost is resolved by reading the record again (resolve.go).
@@ -541,9 +542,9 @@ func (k *hmsKind) write(ctx context.Context, t Target, seen *observed, a *applie
 	if res != nil && err == nil {
 		ddl = res.etagAfter
 	}
-	var answer *catalog.LoadTableResponse
+	var answer *uc.LoadTableResponse
 	if err == nil {
-		answer = &catalog.LoadTableResponse{Metadata: catalog.TableMetadata{Etag: ddl}}
+		answer = &uc.LoadTableResponse{Metadata: uc.TableMetadata{Etag: ddl}}
 		// a.wrote stays "": transient_lastDdlTime (the etag) has one-second
 		// resolution and is no write's own — another writer whose write
 		// followed ours (a same-version write, past a guard on the
@@ -581,7 +582,7 @@ func (k *hmsKind) writeFailed(_ context.Context, t Target, _ *observed, a *appli
 	return failed(ReasonCatalog, err)
 }
 
-func (*hmsKind) preflight([]catalog.Update) (*catalog.Refusal, error) { return nil, nil }
+func (*hmsKind) preflight([]uc.Update) (*catalog.Refusal, error) { return nil, nil }
 
 // saved is the write a sync would make from seen, as an edit of the
 // record read (what apply sends), and that record's fingerprint (what

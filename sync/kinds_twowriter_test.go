@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/hms"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/internal/fakehms"
 	"github.com/deltasync/deltasync/internal/testenv"
 	"github.com/deltasync/deltasync/sync"
@@ -144,27 +144,27 @@ func (w *ucTwoWriter) reconciler(interfere func()) *sync.Reconciler {
 	})
 }
 
-func (w *ucTwoWriter) update(u ...catalog.Update) {
+func (w *ucTwoWriter) update(u ...uc.Update) {
 	w.t.Helper()
 	ctx := context.Background()
 	lt, err := w.e.client.LoadTable(ctx, w.e.name(w.table))
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	if _, err := w.e.client.UpdateTable(ctx, w.e.name(w.table), catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: lt.Metadata.TableUUID}, catalog.AssertEtag{Etag: lt.Metadata.Etag}},
+	if _, err := w.e.client.UpdateTable(ctx, w.e.name(w.table), uc.UpdateTableRequest{
+		Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: lt.Metadata.TableUUID}, uc.AssertEtag{Etag: lt.Metadata.Etag}},
 		Updates:      u,
 	}); err != nil {
 		w.t.Fatal(err)
 	}
 }
 
-func (w *ucTwoWriter) drop(key string) { w.update(catalog.RemoveProperties{Removals: []string{key}}) }
+func (w *ucTwoWriter) drop(key string) { w.update(uc.RemoveProperties{Removals: []string{key}}) }
 
 func (w *ucTwoWriter) advance(v int64) {
 	ts := snapshot(w.t, w.dir).CommitTimestamp // the log's own
-	w.update(catalog.SetProperties{Updates: map[string]string{"owner.team": "data-eng"}},
-		catalog.UpdateMetadataSnapshotVersion{LastCommitVersion: v, LastCommitTimestampMs: ts})
+	w.update(uc.SetProperties{Updates: map[string]string{"owner.team": "data-eng"}},
+		uc.UpdateMetadataSnapshotVersion{LastCommitVersion: v, LastCommitTimestampMs: ts})
 }
 
 func (w *ucTwoWriter) state() (int64, map[string]string) {

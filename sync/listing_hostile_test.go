@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/plan"
 )
@@ -77,9 +77,9 @@ func TestNamedTablesRunWhenTheListingNeverEnds(t *testing.T) {
 			copyLog(t, "log-replay-latest-metadata-protocol", dir, -1) // the log moved on: t is out of sync
 			direct := e.client
 			base, listings := endlessListings(t, direct.BaseURL(), tc.endless...)
-			proxied, err := catalog.New(base, catalog.Options{
+			proxied, err := uc.New(base, uc.Options{
 				MaxListEntries: 500, // 22 pages
-				Retry:          catalog.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }},
+				Retry:          uc.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }},
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync/plan"
 )
@@ -201,7 +202,7 @@ func (r *Reconciler) mayReuse(tl *tableLog, rec plan.Record, openURL string, fre
 // picks the one whose prefix is the longest match of the location. A
 // catalog without the Delta API vends them by table id (readonly.go).
 func (r *Reconciler) credentials(ctx context.Context, rec plan.Record) (vended, error) {
-	var c catalog.Credentials
+	var c uc.Credentials
 	if err := r.turns.take(ctx); err != nil {
 		return vended{}, fmt.Errorf("vending READ credentials: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/audit"
 )
@@ -145,7 +146,7 @@ func (p *lossyProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				s.etagBefore, _ = q["etag"].(string)
 			}
 		}
-		var lt catalog.LoadTableResponse
+		var lt uc.LoadTableResponse
 		if resp.StatusCode == http.StatusOK && json.Unmarshal(answer, &lt) == nil {
 			s.etagAfter = lt.Metadata.Etag
 		}
@@ -226,9 +227,9 @@ func TestLostAnswersAuditedAsTheServerSawThem(t *testing.T) {
 	full := e.name("lost").String()
 	px := newLossyProxy(t, e.client.BaseURL())
 	base, _ := url.Parse(e.client.BaseURL())
-	proxied, err := catalog.New(px.srv.URL+base.Path, catalog.Options{
+	proxied, err := uc.New(px.srv.URL+base.Path, uc.Options{
 		Timeout: 3 * time.Second,
-		Retry:   catalog.RetryPolicy{MaxAttempts: 2, Sleep: func(context.Context, time.Duration) error { return nil }},
+		Retry:   uc.RetryPolicy{MaxAttempts: 2, Sleep: func(context.Context, time.Duration) error { return nil }},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -355,8 +356,8 @@ func TestApplyLostAnswerResolved(t *testing.T) {
 	}
 	px := newLossyProxy(t, e.client.BaseURL())
 	base, _ := url.Parse(e.client.BaseURL())
-	proxied, err := catalog.New(px.srv.URL+base.Path, catalog.Options{
-		Retry: catalog.RetryPolicy{MaxAttempts: 2, Sleep: func(context.Context, time.Duration) error { return nil }},
+	proxied, err := uc.New(px.srv.URL+base.Path, uc.Options{
+		Retry: uc.RetryPolicy{MaxAttempts: 2, Sleep: func(context.Context, time.Duration) error { return nil }},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 )
 
@@ -333,5 +333,5 @@ func (m *Metrics) CatalogRetrySleep(ctx context.Context, d time.Duration) error 
 		m.catalogRetryWaiting.Inc()
 		defer m.catalogRetryWaiting.Dec()
 	}
-	return catalog.Sleep(ctx, d)
+	return uc.Sleep(ctx, d)
 }

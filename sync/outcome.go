@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
@@ -143,7 +144,7 @@ type decision struct {
 	ruling
 	plan    *plan.Plan
 	uniform *plan.UniformDrift
-	updates []catalog.Update
+	updates []uc.Update
 	refused *catalog.Refusal
 	err     error
 	// saved is, in a dry run, what a saved plan keeps of the kind's own

@@ -11,7 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -55,7 +55,7 @@ func TestProgressWhileCycleRuns(t *testing.T) {
 	})
 	u, _ := url.Parse(e.client.BaseURL())
 	u.Host = hostOf(t, fp.srv.URL)
-	c, err := catalog.New(u.String(), catalog.Options{})
+	c, err := uc.New(u.String(), uc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

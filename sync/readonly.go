@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
@@ -51,12 +52,12 @@ func (r *Reconciler) ReadOnlyCatalogs() []string {
 // catalogName, is the server having no Delta API at all, asking getConfig
 // when the answer was a 404 the Delta API would not give.
 func (r *Reconciler) lacksDeltaAPI(ctx context.Context, catalogName string, loadErr error) bool {
-	var ae *catalog.APIError
-	if !errors.As(loadErr, &ae) || !catalog.IsNotFound(loadErr) || strings.HasPrefix(ae.Type, "NoSuch") {
+	var ae *uc.APIError
+	if !errors.As(loadErr, &ae) || !uc.IsNotFound(loadErr) || strings.HasPrefix(ae.Type, "NoSuch") {
 		return false
 	}
 	_, err := r.opts.Catalog.Config(ctx, catalogName)
-	if !errors.Is(err, catalog.ErrNoDeltaAPI) {
+	if !errors.Is(err, uc.ErrNoDeltaAPI) {
 		return false
 	}
 	r.mu.Lock()
@@ -89,19 +90,19 @@ func (r *Reconciler) loadClassicRecord(ctx context.Context, name catalog.TableNa
 // from each column's type_json, partition columns in partition_index
 // order, the watermark from delta.lastUpdateVersion. The classic API has no
 // etag; the record is never written.
-func classicRecord(name catalog.TableName, ti *catalog.TableInfo) (plan.Record, error) {
-	cols, err := catalog.ColumnsFromTypeJSON(ti.Columns)
+func classicRecord(name catalog.TableName, ti *uc.TableInfo) (plan.Record, error) {
+	cols, err := uc.ColumnsFromTypeJSON(ti.Columns)
 	if err != nil {
 		return plan.Record{}, fmt.Errorf("table %s: classic getTable columns: %w", name, err)
 	}
-	var parts []catalog.ColumnInfo
+	var parts []uc.ColumnInfo
 	for _, c := range ti.Columns {
 		if c.PartitionIndex != nil {
 			parts = append(parts, c)
 		}
 	}
 	sort.SliceStable(parts, func(i, j int) bool { return *parts[i].PartitionIndex < *parts[j].PartitionIndex })
-	md := catalog.TableMetadata{
+	md := uc.TableMetadata{
 		TableType: ti.TableType, TableUUID: ti.TableID, Location: ti.StorageLocation,
 		CreatedTime: ti.CreatedAt, UpdatedTime: ti.UpdatedAt, Columns: cols, Properties: ti.Properties,
 	}
@@ -115,14 +116,14 @@ func classicRecord(name catalog.TableName, ti *catalog.TableInfo) (plan.Record, 
 		}
 		md.LastCommitVersion = &n
 	}
-	return RecordOf(name, &catalog.LoadTableResponse{Metadata: md}, ti.Comment, ti.StorageLocation), nil
+	return RecordOf(name, &uc.LoadTableResponse{Metadata: md}, ti.Comment, ti.StorageLocation), nil
 }
 
 // classicCredentials vends READ credentials for a table of a catalog
 // without the Delta API, by table id.
-func (r *Reconciler) classicCredentials(ctx context.Context, rec plan.Record) (catalog.Credentials, error) {
+func (r *Reconciler) classicCredentials(ctx context.Context, rec plan.Record) (uc.Credentials, error) {
 	if rec.ID == "" {
-		return catalog.Credentials{}, fmt.Errorf("table %s: the classic getTable answer has no table_id to vend credentials for", rec.Name)
+		return uc.Credentials{}, fmt.Errorf("table %s: the classic getTable answer has no table_id to vend credentials for", rec.Name)
 	}
-	return r.opts.Catalog.TemporaryTableCredentials(ctx, rec.ID, catalog.OperationRead)
+	return r.opts.Catalog.TemporaryTableCredentials(ctx, rec.ID, uc.OperationRead)
 }

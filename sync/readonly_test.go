@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/plan"
@@ -205,7 +205,7 @@ func TestDeltaAPIPresent(t *testing.T) {
 		t.Fatalf("getConfig: %v", err)
 	}
 	_, err := e.client.LoadTable(ctx, e.name("no_such_table"))
-	var ae *catalog.APIError
+	var ae *uc.APIError
 	if !errors.As(err, &ae) || ae.Status != 404 || !strings.HasPrefix(ae.Type, "NoSuch") {
 		t.Fatalf("loadTable of a missing table: %v", err)
 	}

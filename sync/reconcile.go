@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync/plan"
 )
@@ -21,7 +22,7 @@ type Target struct {
 	// decoded), or nil. With it an unchanged table can be confirmed without
 	// a per-table catalog request (see Options.ResyncInterval); without it
 	// the table is always fully re-read.
-	Listed *catalog.TableInfo
+	Listed *uc.TableInfo
 	// native is what the catalog kind's listing read of the table
 	// (catalogKind.load may plan from it); nil for Unity Catalog.
 	native any
@@ -51,7 +52,7 @@ type Result struct {
 	// catalog record was not changed.
 	NotApplied bool `json:"not_applied,omitempty"`
 	// Updates are the typed actions behind Actions.
-	Updates []catalog.Update `json:"-"`
+	Updates []uc.Update `json:"-"`
 	// Refused is the catalog's answer when it refused the update (or its
 	// pre-flight check did); ErrorReason is then ReasonRefused.
 	Refused *catalog.Refusal `json:"refused,omitempty"`
@@ -257,7 +258,7 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, attempt
 		if errors.As(err, &p) {
 			return seen, err
 		}
-		if catalog.IsUnsupportedFormat(err) {
+		if uc.IsUnsupportedFormat(err) {
 			return seen, flagged(ReasonUnsupported, fmt.Errorf("not a Delta table: %w", err))
 		}
 		return seen, failed(ReasonCatalog, err)
@@ -392,7 +393,7 @@ var errRetry = errors.New("etag conflict: reload and replan")
 // were not applied, the catalog's refusal, the record it read again to
 // confirm them, and the difference left after it when that is reported.
 type applied struct {
-	updates    []catalog.Update
+	updates    []uc.Update
 	changes    []plan.Change // the plan's, for the audit trail
 	notApplied bool
 	refused    *catalog.Refusal
@@ -408,7 +409,7 @@ type applied struct {
 // catalogKind.write), then reads the record again to confirm the plan
 // left nothing behind. It returns what it did and re-read, with errRetry
 // after a conflict while attempts remain, or a classified error.
-func (r *Reconciler) apply(ctx context.Context, t Target, seen *observed, updates []catalog.Update, changes []plan.Change, attempt int) (applied, error) {
+func (r *Reconciler) apply(ctx context.Context, t Target, seen *observed, updates []uc.Update, changes []plan.Change, attempt int) (applied, error) {
 	a := applied{updates: updates, changes: changes}
 	rec := &seen.rec
 	l := r.logger(ctx).With(zap.String("table", t.Name.String()))
@@ -468,7 +469,7 @@ func (r *Reconciler) reread(ctx context.Context, name catalog.TableName, log pla
 //
 // A catalog without the Delta API is read with the classic API instead
 // (readonly.go).
-func (r *Reconciler) loadRecord(ctx context.Context, name catalog.TableName, listed *catalog.TableInfo) (plan.Record, error) {
+func (r *Reconciler) loadRecord(ctx context.Context, name catalog.TableName, listed *uc.TableInfo) (plan.Record, error) {
 	if r.readOnly(name.Catalog) {
 		return r.loadClassicRecord(ctx, name)
 	}

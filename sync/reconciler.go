@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync/location"
 	"github.com/deltasync/deltasync/sync/plan"
@@ -19,7 +19,7 @@ import (
 // Options configures a Reconciler. Selector is required, and one of
 // Catalog (Unity Catalog) and HMS (a Hive Metastore).
 type Options struct {
-	Catalog *catalog.Client
+	Catalog *uc.Client
 	// HMS, set instead of Catalog, keeps a Hive Metastore's records true
 	// to the logs (hmskind.go).
 	HMS      *HMSOptions

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 )
 
 // DefaultRefusalBackoff is 1h doubling up to 12h: a refused update is not
@@ -18,7 +19,7 @@ func DefaultRefusalBackoff() Backoff { return Backoff{Initial: time.Hour, Max: 1
 // a refusal flags the table (ReasonRefused) and returns the server's
 // answer; anything else fails it (ReasonCatalog, retried with Backoff).
 func writeFailed(err error) (*catalog.Refusal, error) {
-	rf, ok := catalog.AsRefusal(err)
+	rf, ok := uc.AsRefusal(err)
 	if !ok {
 		return nil, failed(ReasonCatalog, err)
 	}
@@ -28,8 +29,8 @@ func writeFailed(err error) (*catalog.Refusal, error) {
 // preflight is the catalog's own width check of updates, for a dry run:
 // a plan says the update would be refused rather than that it would be
 // sent.
-func (r *Reconciler) preflight(updates []catalog.Update) (*catalog.Refusal, error) {
-	req := catalog.UpdateTableRequest{Updates: updates}
+func (r *Reconciler) preflight(updates []uc.Update) (*catalog.Refusal, error) {
+	req := uc.UpdateTableRequest{Updates: updates}
 	if err := r.opts.Catalog.Limits().CheckUpdate(req); err != nil {
 		return writeFailed(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 )
 
@@ -14,25 +15,25 @@ import (
 // carrying exactly what the log says (columns, partitioning, protocol,
 // configuration, clustering, description). The demo and the e2e tests use
 // it; deltasync itself never creates tables.
-func RegistrationFor(s *deltalog.Snapshot, name catalog.TableName, location string) (catalog.CreateTableRequest, error) {
+func RegistrationFor(s *deltalog.Snapshot, name catalog.TableName, location string) (uc.CreateTableRequest, error) {
 	return registrationFor(s, name, location, true)
 }
 
 // registrationFor is RegistrationFor; ucTypes checks the columns against
 // Unity Catalog's type limits (a Hive Metastore stores the log's schema
 // as its own JSON text: it has none).
-func registrationFor(s *deltalog.Snapshot, name catalog.TableName, location string, ucTypes bool) (catalog.CreateTableRequest, error) {
+func registrationFor(s *deltalog.Snapshot, name catalog.TableName, location string, ucTypes bool) (uc.CreateTableRequest, error) {
 	cols, err := catalog.ColumnsFromSchemaString(s.Metadata.SchemaString)
 	if err != nil {
-		return catalog.CreateTableRequest{}, fmt.Errorf("registering %s: %w", name, err)
+		return uc.CreateTableRequest{}, fmt.Errorf("registering %s: %w", name, err)
 	}
 	if bad := catalog.UnsupportedTypes(cols); ucTypes && len(bad) > 0 {
-		return catalog.CreateTableRequest{}, fmt.Errorf("registering %s: types the catalog cannot store: %s",
+		return uc.CreateTableRequest{}, fmt.Errorf("registering %s: types the catalog cannot store: %s",
 			name, strings.Join(bad, ", "))
 	}
 	log := LogStateOf(s, location)
 	if strings.Contains(strings.ToLower(log.Configuration["delta.universalFormat.enabledFormats"]), "iceberg") {
-		return catalog.CreateTableRequest{}, fmt.Errorf("registering %s: UniForm Iceberg tables need uniform metadata, not supported", name)
+		return uc.CreateTableRequest{}, fmt.Errorf("registering %s: UniForm Iceberg tables need uniform metadata, not supported", name)
 	}
 	props := map[string]string{}
 	for k, v := range log.Configuration {
@@ -40,10 +41,10 @@ func registrationFor(s *deltalog.Snapshot, name catalog.TableName, location stri
 			props[k] = v
 		}
 	}
-	req := catalog.CreateTableRequest{
+	req := uc.CreateTableRequest{
 		Name:                  name.Table,
 		Location:              location,
-		TableType:             catalog.TableTypeExternal,
+		TableType:             uc.TableTypeExternal,
 		Comment:               s.Metadata.Description,
 		Columns:               cols,
 		PartitionColumns:      nonNil(s.Metadata.PartitionColumns),
@@ -61,7 +62,7 @@ func registrationFor(s *deltalog.Snapshot, name catalog.TableName, location stri
 // Register creates the EXTERNAL table for the snapshot and records the
 // snapshot's version as the catalog's watermark (the server stamps 0 at
 // create), so that the new record is in sync with the log.
-func Register(ctx context.Context, c *catalog.Client, s *deltalog.Snapshot, name catalog.TableName, location string) (*catalog.LoadTableResponse, error) {
+func Register(ctx context.Context, c *uc.Client, s *deltalog.Snapshot, name catalog.TableName, location string) (*uc.LoadTableResponse, error) {
 	req, err := RegistrationFor(s, name, location)
 	if err != nil {
 		return nil, err
@@ -70,9 +71,9 @@ func Register(ctx context.Context, c *catalog.Client, s *deltalog.Snapshot, name
 	if err != nil {
 		return nil, fmt.Errorf("registering %s: %w", name, err)
 	}
-	up := catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: created.Metadata.TableUUID}},
-		Updates: []catalog.Update{catalog.UpdateMetadataSnapshotVersion{
+	up := uc.UpdateTableRequest{
+		Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: created.Metadata.TableUUID}},
+		Updates: []uc.Update{uc.UpdateMetadataSnapshotVersion{
 			LastCommitVersion: s.Version, LastCommitTimestampMs: s.CommitTimestamp}},
 	}
 	out, err := c.UpdateTable(ctx, name, up)

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
@@ -76,8 +77,8 @@ func duplicateNames(fields []catalog.StructField) bool {
 }
 
 // setsColumns reports whether a planned update sets the columns.
-func setsColumns(updates []catalog.Update) bool {
-	return slices.ContainsFunc(updates, func(u catalog.Update) bool { return u.Action() == "set-columns" })
+func setsColumns(updates []uc.Update) bool {
+	return slices.ContainsFunc(updates, func(u uc.Update) bool { return u.Action() == "set-columns" })
 }
 
 // renameInSteps sends the rename steps for a set-columns the server
@@ -85,7 +86,7 @@ func setsColumns(updates []catalog.Update) bool {
 // (steps exist) and, if so, the etag the planned update is to be guarded
 // by, or the error that stopped it; a step the server refuses too leaves
 // the table flagged with that answer.
-func (r *Reconciler) renameInSteps(ctx context.Context, t Target, rec *plan.Record, updates []catalog.Update, changes []plan.Change) (bool, error) {
+func (r *Reconciler) renameInSteps(ctx context.Context, t Target, rec *plan.Record, updates []uc.Update, changes []plan.Change) (bool, error) {
 	if !setsColumns(updates) {
 		return false, nil
 	}
@@ -95,9 +96,9 @@ func (r *Reconciler) renameInSteps(ctx context.Context, t Target, rec *plan.Reco
 	}
 	etag := rec.Etag
 	for i, cols := range steps {
-		req := catalog.UpdateTableRequest{
-			Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: rec.ID}, catalog.AssertEtag{Etag: etag}},
-			Updates:      []catalog.Update{catalog.SetColumns{Columns: cols}},
+		req := uc.UpdateTableRequest{
+			Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: rec.ID}, uc.AssertEtag{Etag: etag}},
+			Updates:      []uc.Update{uc.SetColumns{Columns: cols}},
 		}
 		r.logger(ctx).Info("set-columns refused for several renames; renaming one column per request",
 			zap.String("table", t.Name.String()), zap.Int("step", i+1), zap.Int("steps", len(steps)+1))
@@ -107,8 +108,8 @@ func (r *Reconciler) renameInSteps(ctx context.Context, t Target, rec *plan.Reco
 		}
 		etag = lt.Metadata.Etag
 	}
-	req := catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: rec.ID}, catalog.AssertEtag{Etag: etag}},
+	req := uc.UpdateTableRequest{
+		Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: rec.ID}, uc.AssertEtag{Etag: etag}},
 		Updates:      updates,
 	}
 	if _, err := r.updateTable(ctx, t.Name, req, changes, nil); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/plan"
 	"github.com/google/go-cmp/cmp"
 )
@@ -41,7 +42,7 @@ func faithful(t *testing.T, log plan.LogState) plan.Record {
 }
 
 // faithfulTable is faithful's loadTable answer.
-func faithfulTable(t *testing.T, log plan.LogState) *catalog.LoadTableResponse {
+func faithfulTable(t *testing.T, log plan.LogState) *uc.LoadTableResponse {
 	t.Helper()
 	cols, err := catalog.ColumnsFromSchemaString(log.SchemaString)
 	if err != nil {
@@ -56,7 +57,7 @@ func faithfulTable(t *testing.T, log plan.LogState) *catalog.LoadTableResponse {
 	props["delta.lastCommitTimestamp"] = "1700000000000"
 	props["delta.rowTracking.rowIdHighWaterMark"] = "99"
 	v := log.Version
-	return &catalog.LoadTableResponse{Metadata: catalog.TableMetadata{
+	return &uc.LoadTableResponse{Metadata: uc.TableMetadata{
 		Etag: "e1", TableType: "EXTERNAL", TableUUID: "u1", Location: "file:///data/orders",
 		Columns: cols, PartitionColumns: log.PartitionColumns, Properties: props, LastCommitVersion: &v,
 	}}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/hms"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/audit"
 	"github.com/deltasync/deltasync/sync/plan"
 )
@@ -40,7 +41,7 @@ type lostWrite struct {
 	// etagMoves is set when every write moves the record's etag (Unity
 	// Catalog); HMS's one-second transient_lastDdlTime may not move.
 	etagMoves bool
-	updates   []catalog.Update
+	updates   []uc.Update
 }
 
 // resolution is what a lost answer was found to be: outcome synced (with
@@ -59,7 +60,7 @@ func unsure(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, catalog.ErrOutcomeUnknown) {
+	if errors.Is(err, uc.ErrOutcomeUnknown) {
 		return true
 	}
 	return !refusedAsSent(err)
@@ -68,7 +69,7 @@ func unsure(err error) bool {
 // refusedAsSent reports whether err is the catalog's own refusal of the
 // write as sent: the record did not change.
 func refusedAsSent(err error) bool {
-	return catalog.IsConflict(err) || catalog.IsNotFound(err) || errors.Is(err, catalog.ErrRefused) ||
+	return uc.IsConflict(err) || uc.IsNotFound(err) || errors.Is(err, catalog.ErrRefused) ||
 		errors.Is(err, hms.ErrConflict) || errors.Is(err, hms.ErrNotFound) || errors.Is(err, hms.ErrRefused)
 }
 
@@ -76,7 +77,7 @@ func refusedAsSent(err error) bool {
 // the error reading it (readErr).
 func (w *lostWrite) resolve(rec *plan.Record, readErr error) resolution {
 	switch {
-	case readErr != nil && (catalog.IsNotFound(readErr) || errors.Is(readErr, hms.ErrNotFound)):
+	case readErr != nil && (uc.IsNotFound(readErr) || errors.Is(readErr, hms.ErrNotFound)):
 		return resolution{outcome: audit.OutcomeNotApplied, why: "the table is gone"}
 	case readErr != nil:
 		return resolution{outcome: audit.OutcomeUnknown, why: "the record could not be read again: " + readErr.Error()}
@@ -97,7 +98,7 @@ func (w *lostWrite) resolve(rec *plan.Record, readErr error) resolution {
 // missing says which of updates' values rec does not hold ("" when it
 // holds them all). Updates it cannot check (row tracking's high-water
 // mark, commits) are not held against it.
-func missing(rec *plan.Record, updates []catalog.Update) string {
+func missing(rec *plan.Record, updates []uc.Update) string {
 	var miss []string
 	for _, u := range updates {
 		if m := missingOne(rec, u); m != "" {
@@ -107,47 +108,47 @@ func missing(rec *plan.Record, updates []catalog.Update) string {
 	return strings.Join(miss, "; ")
 }
 
-func missingOne(rec *plan.Record, u catalog.Update) string {
+func missingOne(rec *plan.Record, u uc.Update) string {
 	switch u := u.(type) {
-	case catalog.SetProperties:
+	case uc.SetProperties:
 		for k, v := range u.Updates {
 			if got, ok := rec.Properties[k]; !ok || got != v {
 				return fmt.Sprintf("property %s is %q, the write set %q", k, got, v)
 			}
 		}
-	case catalog.RemoveProperties:
+	case uc.RemoveProperties:
 		for _, k := range u.Removals {
 			if _, ok := rec.Properties[k]; ok {
 				return fmt.Sprintf("property %s is still there", k)
 			}
 		}
-	case catalog.SetColumns:
+	case uc.SetColumns:
 		want, err := u.Columns.SchemaString()
 		got, gerr := rec.ColumnsAsLog()
 		if err != nil || gerr != nil || got != want {
 			return "the columns are not the ones written"
 		}
-	case catalog.SetPartitionColumns:
+	case uc.SetPartitionColumns:
 		if !slices.Equal(rec.PartitionColumns, u.Columns) && len(rec.PartitionColumns)+len(u.Columns) > 0 {
 			return fmt.Sprintf("the partition columns are %v, the write set %v", rec.PartitionColumns, u.Columns)
 		}
-	case catalog.SetProtocol:
+	case uc.SetProtocol:
 		if rec.Protocol == nil || !sameProtocol(*rec.Protocol, u.Protocol) {
 			return "the protocol is not the one written"
 		}
-	case catalog.SetTableComment:
+	case uc.SetTableComment:
 		if rec.Comment != u.Comment {
 			return fmt.Sprintf("the comment is %q, the write set %q", rec.Comment, u.Comment)
 		}
-	case catalog.SetDomainMetadata:
+	case uc.SetDomainMetadata:
 		if u.Clustering != nil && !slices.EqualFunc(rec.Clustering, *u.Clustering, slices.Equal) {
 			return fmt.Sprintf("the clustering columns are %v, the write set %v", rec.Clustering, *u.Clustering)
 		}
-	case catalog.RemoveDomainMetadata:
+	case uc.RemoveDomainMetadata:
 		if slices.Contains(u.Domains, catalog.DomainClustering) && rec.Clustering != nil {
 			return "the clustering columns are still there"
 		}
-	case catalog.UpdateMetadataSnapshotVersion:
+	case uc.UpdateMetadataSnapshotVersion:
 		if rec.LastCommitVersion == nil || *rec.LastCommitVersion != u.LastCommitVersion {
 			return fmt.Sprintf("the watermark is %s, the write set %d", formatVersion(rec.LastCommitVersion), u.LastCommitVersion)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/hms"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/audit"
 	"github.com/deltasync/deltasync/sync/plan"
 )
@@ -23,10 +24,10 @@ func TestResolveLostWrite(t *testing.T) {
 		return &plan.Record{ID: "u1", Etag: "e2", Properties: map[string]string{"a": "1"}, LastCommitVersion: &v7,
 			Columns: cols, Comment: "c", PartitionColumns: []string{}}
 	}
-	w := lostWrite{tableID: "u1", etagBefore: "e1", etagMoves: true, updates: []catalog.Update{
-		catalog.SetProperties{Updates: map[string]string{"a": "1"}}, catalog.RemoveProperties{Removals: []string{"gone"}},
-		catalog.SetColumns{Columns: cols}, catalog.SetTableComment{Comment: "c"}, catalog.SetPartitionColumns{},
-		catalog.UpdateMetadataSnapshotVersion{LastCommitVersion: 7},
+	w := lostWrite{tableID: "u1", etagBefore: "e1", etagMoves: true, updates: []uc.Update{
+		uc.SetProperties{Updates: map[string]string{"a": "1"}}, uc.RemoveProperties{Removals: []string{"gone"}},
+		uc.SetColumns{Columns: cols}, uc.SetTableComment{Comment: "c"}, uc.SetPartitionColumns{},
+		uc.UpdateMetadataSnapshotVersion{LastCommitVersion: 7},
 	}}
 	cases := []struct {
 		name    string
@@ -45,7 +46,7 @@ func TestResolveLostWrite(t *testing.T) {
 		{"columns differ", w, func(r *plan.Record) { r.Columns = catalog.StructType{} }, nil, audit.OutcomeNotApplied, "columns"},
 		{"comment differs", w, func(r *plan.Record) { r.Comment = "old" }, nil, audit.OutcomeNotApplied, "comment"},
 		{"read failed", w, nil, errors.New("connection refused"), audit.OutcomeUnknown, "could not be read"},
-		{"table gone", w, nil, &catalog.APIError{Status: 404, Type: "NoSuchTableException"}, audit.OutcomeNotApplied, "gone"},
+		{"table gone", w, nil, &uc.APIError{Status: 404, Type: "NoSuchTableException"}, audit.OutcomeNotApplied, "gone"},
 		{"HMS: the guard value written", lostWrite{tableID: "u1", etagBefore: "e1", written: "e2", updates: w.updates}, nil, nil, audit.OutcomeSynced, ""},
 		{"HMS: another guard value", lostWrite{tableID: "u1", etagBefore: "e1", written: "e3", updates: w.updates}, nil, nil, audit.OutcomeNotApplied, "not the e3"},
 		{"HMS 3: the etag may stay", lostWrite{tableID: "u1", etagBefore: "e2", updates: w.updates}, nil, nil, audit.OutcomeSynced, ""},
@@ -71,15 +72,15 @@ func TestResolveLostWrite(t *testing.T) {
 // unsure: only a refusal the catalog answered to the write itself is
 // sure; a 409 to a resend (catalog.ErrOutcomeUnknown) is not.
 func TestUnsure(t *testing.T) {
-	conflict := &catalog.APIError{Status: 409, Type: catalog.TypeUpdateRequirementConflict}
+	conflict := &uc.APIError{Status: 409, Type: uc.TypeUpdateRequirementConflict}
 	for _, c := range []struct {
 		err  error
 		want bool
 	}{
 		{nil, false},
 		{conflict, false},
-		{fmt.Errorf("%w: %w", catalog.ErrOutcomeUnknown, conflict), true},
-		{&catalog.APIError{Status: 503}, true},
+		{fmt.Errorf("%w: %w", uc.ErrOutcomeUnknown, conflict), true},
+		{&uc.APIError{Status: 503}, true},
 		{errors.New("EOF"), true},
 		{fmt.Errorf("x: %w", hms.ErrConflict), false},
 		{fmt.Errorf("x: %w", catalog.ErrRefused), false},

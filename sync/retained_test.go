@@ -14,7 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/sync"
 )
@@ -59,7 +59,7 @@ func TestRetainedHeapPerTable(t *testing.T) {
 		srv.AddSchema("scale", scaleName(i).Schema)
 	}
 	{
-		reg, err := catalog.New(srv.URL(), catalog.Options{})
+		reg, err := uc.New(srv.URL(), uc.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func TestRetainedHeapPerTable(t *testing.T) {
 	run := func() *sync.Reconciler {
 		reg := prometheus.NewRegistry()
 		metrics := sync.NewMetrics(reg, "retained")
-		client, err := catalog.New(srv.URL(), catalog.Options{IdleConnsPerHost: 6})
+		client, err := uc.New(srv.URL(), uc.Options{IdleConnsPerHost: 6})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/hms"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/internal/redact"
 	"github.com/deltasync/deltasync/sync/plan"
 )
@@ -72,9 +73,9 @@ type SavedTable struct {
 	// LogVersion is the log version the updates describe.
 	LogVersion int64 `json:"log_version"`
 	// Held is "destructive" when a sync would have held the update.
-	Held    string           `json:"held,omitempty"`
-	Changes []plan.Change    `json:"changes"`
-	Updates []catalog.Update `json:"-"`
+	Held    string        `json:"held,omitempty"`
+	Changes []plan.Change `json:"changes"`
+	Updates []uc.Update   `json:"-"`
 	// RecordFingerprint and Metastore are a Hive Metastore table's (kind
 	// CatalogKindHMS): the fingerprint of the record the plan was made
 	// from (every parameter, serde parameter and column) and the write,
@@ -101,7 +102,7 @@ func (t SavedTable) MarshalJSON() ([]byte, error) {
 	if p.Changes == nil {
 		p.Changes = []plan.Change{}
 	}
-	req, err := json.Marshal(catalog.UpdateTableRequest{Updates: t.Updates})
+	req, err := json.Marshal(uc.UpdateTableRequest{Updates: t.Updates})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t.Table, err)
 	}
@@ -133,7 +134,7 @@ func (t *SavedTable) UnmarshalJSON(b []byte) error {
 	if len(w.Updates) == 0 || string(w.Updates) == "null" {
 		return nil
 	}
-	var req catalog.UpdateTableRequest
+	var req uc.UpdateTableRequest
 	if err := json.Unmarshal([]byte(`{"updates":`+string(w.Updates)+`}`), &req); err != nil {
 		return fmt.Errorf("updates: %w", err)
 	}
@@ -317,9 +318,9 @@ func (p *SavedPlan) check() error {
 }
 
 // request is the table's guarded updateTable request.
-func (t *SavedTable) request() catalog.UpdateTableRequest {
-	return catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: t.TableID}, catalog.AssertEtag{Etag: t.Etag}},
+func (t *SavedTable) request() uc.UpdateTableRequest {
+	return uc.UpdateTableRequest{
+		Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: t.TableID}, uc.AssertEtag{Etag: t.Etag}},
 		Updates:      t.Updates,
 	}
 }

@@ -33,7 +33,7 @@ import (
 	"gocloud.dev/blob"
 	"golang.org/x/time/rate"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/internal/fakes3"
 	"github.com/deltasync/deltasync/sync"
 )
@@ -286,7 +286,7 @@ func BenchmarkScaleS3(b *testing.B) {
 	if opts.Concurrency > 0 {
 		idle = opts.Concurrency + 2
 	}
-	client, err := catalog.New(ucURL, catalog.Options{IdleConnsPerHost: idle,
+	client, err := uc.New(ucURL, uc.Options{IdleConnsPerHost: idle,
 		Observer: func(op string, status int, d time.Duration, err error) {
 			metrics.ObserveCatalog(op, status, d, err)
 			mu.Lock()

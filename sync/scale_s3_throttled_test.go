@@ -14,7 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
 )
@@ -76,7 +76,7 @@ func BenchmarkScaleS3Throttled(b *testing.B) {
 	}
 	metrics.ObserveStorageGates(gates)
 	opts := sync.Options{Metrics: metrics, ResyncInterval: time.Hour, LogOptions: []deltalog.Option{deltalog.WithStorageGates(gates)}}
-	client, err := catalog.New(ucURL, catalog.Options{IdleConnsPerHost: 6})
+	client, err := uc.New(ucURL, uc.Options{IdleConnsPerHost: 6})
 	if err != nil {
 		b.Fatal(err)
 	}

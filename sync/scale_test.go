@@ -31,6 +31,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
@@ -219,7 +220,7 @@ func TestScaleServer(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv(scaleTablesEnv))
 	srv := uctest.NewServer()
 	defer srv.Close()
-	c, err := catalog.New(srv.URL(), catalog.Options{IdleConnsPerHost: 16})
+	c, err := uc.New(srv.URL(), uc.Options{IdleConnsPerHost: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +473,7 @@ func runScale(t testing.TB, n int) []scaleCycle {
 	ops := map[string]int{}
 	reg := prometheus.NewRegistry()
 	metrics := sync.NewMetrics(reg, "scale")
-	client, err := catalog.New(url, catalog.Options{IdleConnsPerHost: concurrency + 2,
+	client, err := uc.New(url, uc.Options{IdleConnsPerHost: concurrency + 2,
 		Observer: func(op string, status int, d time.Duration, err error) {
 			metrics.ObserveCatalog(op, status, d, err)
 			mu.Lock()
@@ -683,7 +684,7 @@ func scaleDrift(t testing.TB, ctx context.Context, url, dir string, rec *sync.Re
 // It returns how many tables drifted.
 func driftScaleTables(t testing.TB, ctx context.Context, url string, rec *sync.Reconciler, n int, appendCommit func(table string, v int64, line []byte)) int {
 	t.Helper()
-	other, err := catalog.New(url, catalog.Options{}) // not counted: someone else's requests
+	other, err := uc.New(url, uc.Options{}) // not counted: someone else's requests
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -713,9 +714,9 @@ func driftScaleTables(t testing.TB, ctx context.Context, url string, rec *sync.R
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = other.UpdateTable(ctx, name, catalog.UpdateTableRequest{
-			Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: lt.Metadata.TableUUID}, catalog.AssertEtag{Etag: lt.Metadata.Etag}},
-			Updates:      []catalog.Update{catalog.SetProperties{Updates: map[string]string{"bench.drift": "1"}}},
+		_, err = other.UpdateTable(ctx, name, uc.UpdateTableRequest{
+			Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: lt.Metadata.TableUUID}, uc.AssertEtag{Etag: lt.Metadata.Etag}},
+			Updates:      []uc.Update{uc.SetProperties{Updates: map[string]string{"bench.drift": "1"}}},
 		})
 		if err != nil && !errors.Is(err, context.Canceled) {
 			t.Fatal(err)

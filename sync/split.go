@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
@@ -44,8 +44,8 @@ func (r *Reconciler) refusedOrSplit(ctx context.Context, t Target, seen *observe
 	if rf == nil {
 		return perr
 	}
-	req := catalog.UpdateTableRequest{Updates: a.updates}
-	action := catalog.RefusedAction(*rf, req)
+	req := uc.UpdateTableRequest{Updates: a.updates}
+	action := uc.RefusedAction(*rf, req)
 	if action == "" {
 		return perr
 	}
@@ -55,14 +55,14 @@ func (r *Reconciler) refusedOrSplit(ctx context.Context, t Target, seen *observe
 			return r.confirmSteps(ctx, t, seen.log, a, serr)
 		}
 	}
-	rest := slices.DeleteFunc(slices.Clone(a.updates), func(u catalog.Update) bool {
+	rest := slices.DeleteFunc(slices.Clone(a.updates), func(u uc.Update) bool {
 		return u.Action() == action || u.Action() == watermarkAction
 	})
 	if len(rest) == 0 {
 		return perr
 	}
-	req = catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{catalog.AssertTableUUID{UUID: seen.rec.ID}, catalog.AssertEtag{Etag: seen.rec.Etag}},
+	req = uc.UpdateTableRequest{
+		Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: seen.rec.ID}, uc.AssertEtag{Etag: seen.rec.Etag}},
 		Updates:      rest,
 	}
 	names := plan.ActionNames(rest)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -51,7 +52,7 @@ func TestListingStreamsIntoWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	gate := &gateTransport{loaded: make(chan struct{}), base: http.DefaultTransport}
-	c, err := catalog.New(e.client.BaseURL(), catalog.Options{HTTPClient: &http.Client{Transport: gate}})
+	c, err := uc.New(e.client.BaseURL(), uc.Options{HTTPClient: &http.Client{Transport: gate}})
 	if err != nil {
 		t.Fatal(err)
 	}

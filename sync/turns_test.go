@@ -14,7 +14,7 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync"
 )
 
@@ -108,7 +108,7 @@ func TestFullReadsOutnumberCatalogTurns(t *testing.T) {
 				time.Sleep(5 * time.Millisecond)
 				return http.DefaultTransport.RoundTrip(r)
 			})}
-			c, err := catalog.New(e.client.BaseURL(), catalog.Options{HTTPClient: hc})
+			c, err := uc.New(e.client.BaseURL(), uc.Options{HTTPClient: hc})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/plan"
 )
@@ -57,8 +58,8 @@ func TestUniformDriftIsFlaggedNeverWritten(t *testing.T) {
 		cols, _ := catalog.ColumnsFromSchemaString(schema)
 		ptr, _ := json.Marshal(map[string]any{"iceberg": map[string]any{"metadata-location": "file://" + dir + "/metadata/v1.metadata.json",
 			"converted-delta-version": 0, "converted-delta-timestamp": 1700000000000}})
-		if _, err := e.client.CreateTable(ctx, e.catalog, e.schema, catalog.CreateTableRequest{
-			Name: "uni_behind", Location: "file://" + dir, TableType: catalog.TableTypeExternal, Columns: cols,
+		if _, err := e.client.CreateTable(ctx, e.catalog, e.schema, uc.CreateTableRequest{
+			Name: "uni_behind", Location: "file://" + dir, TableType: uc.TableTypeExternal, Columns: cols,
 			Protocol: catalog.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, Properties: map[string]string{uniformConf: "iceberg"},
 			LastCommitTimestampMs: 1700000000000, Uniform: ptr,
 		}); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/location"
@@ -254,7 +255,7 @@ func writeDemoMetrics(w io.Writer, a *app) error {
 
 // registerDemoTable loads a sample table's log and registers it as an
 // EXTERNAL table, the way an operator would onboard an existing table.
-func registerDemoTable(ctx context.Context, client *catalog.Client, name catalog.TableName, dir string) error {
+func registerDemoTable(ctx context.Context, client *uc.Client, name catalog.TableName, dir string) error {
 	tbl, err := deltalog.Open(ctx, dir)
 	if err != nil {
 		return err
@@ -321,7 +322,7 @@ func evolveCustomers(l *demoLog) error {
 // createManagedDemoTable creates a catalog-managed table the way an engine
 // does: a staging table, the first commit at the staged location, then
 // createTable with the catalog-managed protocol and properties.
-func createManagedDemoTable(ctx context.Context, client *catalog.Client, name catalog.TableName, start time.Time) error {
+func createManagedDemoTable(ctx context.Context, client *uc.Client, name catalog.TableName, start time.Time) error {
 	staging, err := client.CreateStagingTable(ctx, name.Catalog, name.Schema, name.Table)
 	if err != nil {
 		return err
@@ -349,8 +350,8 @@ func createManagedDemoTable(ctx context.Context, client *catalog.Client, name ca
 	if err != nil {
 		return err
 	}
-	_, err = client.CreateTable(ctx, name.Catalog, name.Schema, catalog.CreateTableRequest{
-		Name: name.Table, Location: staging.Location, TableType: catalog.TableTypeManaged,
+	_, err = client.CreateTable(ctx, name.Catalog, name.Schema, uc.CreateTableRequest{
+		Name: name.Table, Location: staging.Location, TableType: uc.TableTypeManaged,
 		Comment: l.meta.Description, Columns: cols, PartitionColumns: []string{},
 		Protocol: req, Properties: props, LastCommitTimestampMs: l.clock.UnixMilli(),
 	})

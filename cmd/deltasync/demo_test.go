@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/internal/testenv"
 )
 
@@ -34,7 +34,7 @@ func TestDemoAgainstRealServer(t *testing.T) {
 		t.Fatalf("demo output does not name its catalog:\n%s", out)
 	}
 	checkDemoStory(t, out, m[1])
-	client, err := catalog.New(url, catalog.Options{})
+	client, err := uc.New(url, uc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

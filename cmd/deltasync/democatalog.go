@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/catalog/uctest"
 )
 
@@ -15,7 +16,7 @@ import (
 // Catalog (the default), or a real one named by --catalog-url, in a catalog
 // of the demo's own so that nothing else in it is touched.
 type demoCatalog struct {
-	client *catalog.Client
+	client *uc.Client
 	url    string
 	name   string // the catalog holding the sales and ops schemas
 	close  func()
@@ -31,14 +32,14 @@ func openDemoCatalog(ctx context.Context, dir, catalogURL string, keep bool) (*d
 		srv.AddCatalog("demo")
 		srv.AddSchema("demo", "sales")
 		srv.AddSchema("demo", "ops")
-		client, err := catalog.New(srv.URL(), catalog.Options{Version: version})
+		client, err := uc.New(srv.URL(), uc.Options{Version: version})
 		if err != nil {
 			srv.Close()
 			return nil, err
 		}
 		return &demoCatalog{client: client, url: srv.URL(), name: "demo", close: srv.Close}, nil
 	}
-	client, err := catalog.New(catalogURL, catalog.Options{Version: version})
+	client, err := uc.New(catalogURL, uc.Options{Version: version})
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +48,7 @@ func openDemoCatalog(ctx context.Context, dir, catalogURL string, keep bool) (*d
 		return nil, err
 	}
 	name := "deltasync_demo_" + hex.EncodeToString(b[:])
-	if _, err := client.CreateCatalog(ctx, catalog.CreateCatalogRequest{Name: name, Comment: "created by deltasync demo"}); err != nil {
+	if _, err := client.CreateCatalog(ctx, uc.CreateCatalogRequest{Name: name, Comment: "created by deltasync demo"}); err != nil {
 		return nil, fmt.Errorf("demo: create catalog %s at %s: %w", name, catalogURL, err)
 	}
 	cat := &demoCatalog{client: client, url: catalogURL, name: name, close: func() {
@@ -56,7 +57,7 @@ func openDemoCatalog(ctx context.Context, dir, catalogURL string, keep bool) (*d
 		}
 	}}
 	for _, schema := range []string{"sales", "ops"} {
-		if _, err := client.CreateSchema(ctx, catalog.CreateSchemaRequest{Name: schema, CatalogName: name}); err != nil {
+		if _, err := client.CreateSchema(ctx, uc.CreateSchemaRequest{Name: schema, CatalogName: name}); err != nil {
 			cat.close()
 			return nil, fmt.Errorf("demo: create schema %s.%s: %w", name, schema, err)
 		}
@@ -67,17 +68,17 @@ func openDemoCatalog(ctx context.Context, dir, catalogURL string, keep bool) (*d
 // editCatalogRecord sets one property on a table's record through the Delta
 // API, as someone editing the catalog by hand would: guarded by the table's
 // uuid and etag like every update.
-func editCatalogRecord(ctx context.Context, client *catalog.Client, name catalog.TableName, key, value string) error {
+func editCatalogRecord(ctx context.Context, client *uc.Client, name catalog.TableName, key, value string) error {
 	rec, err := client.LoadTable(ctx, name)
 	if err != nil {
 		return err
 	}
-	_, err = client.UpdateTable(ctx, name, catalog.UpdateTableRequest{
-		Requirements: []catalog.Requirement{
-			catalog.AssertTableUUID{UUID: rec.Metadata.TableUUID},
-			catalog.AssertEtag{Etag: rec.Metadata.Etag},
+	_, err = client.UpdateTable(ctx, name, uc.UpdateTableRequest{
+		Requirements: []uc.Requirement{
+			uc.AssertTableUUID{UUID: rec.Metadata.TableUUID},
+			uc.AssertEtag{Etag: rec.Metadata.Etag},
 		},
-		Updates: []catalog.Update{catalog.SetProperties{Updates: map[string]string{key: value}}},
+		Updates: []uc.Update{uc.SetProperties{Updates: map[string]string{key: value}}},
 	})
 	if err != nil {
 		return fmt.Errorf("demo: edit the record of %s: %w", name, err)

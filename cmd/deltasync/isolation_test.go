@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/internal/hostile"
 	"github.com/deltasync/deltasync/internal/testenv"
@@ -115,7 +116,7 @@ func isoWrite(t *testing.T, path string, data []byte) {
 // isolationFleet is the catalog and tables of one isolation run.
 type isolationFleet struct {
 	url     string
-	client  *catalog.Client
+	client  *uc.Client
 	config  string
 	healthy []string          // full names
 	bad     map[string]string // full name -> the file its error must name
@@ -133,7 +134,7 @@ func newIsolationFleet(t *testing.T, built map[string]map[string]string, cases [
 	srv := spectest.NewForTest(t)
 	srv.AddSchema("main", "good")
 	srv.AddSchema("main", "bad")
-	client, err := catalog.New(srv.URL(), catalog.Options{})
+	client, err := uc.New(srv.URL(), uc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

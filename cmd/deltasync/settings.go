@@ -12,7 +12,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/events"
@@ -33,7 +33,7 @@ type settings struct {
 
 	catalogURL string
 	// catalog lacks Token, Observer and Retry.Sleep/OnWait (newApp).
-	catalog catalog.Options
+	catalog uc.Options
 	// hms is set when catalog.url is thrift://: a Hive Metastore
 	// (hmssettings.go); catalog is then unused.
 	hms *hmsSettings
@@ -213,13 +213,13 @@ func (s *settings) buildCatalog(p *problems, getenv func(string) string) {
 		p.add("catalog.max_retry_after: must be positive")
 	}
 	s.catalogURL = strings.TrimRight(cc.URL, "/")
-	s.catalog = catalog.Options{
+	s.catalog = uc.Options{
 		Version: version, Timeout: time.Duration(cc.Timeout),
 		CAFile: cc.CAFile, InsecureSkipVerify: cc.InsecureSkipVerify,
 		// every worker plus the lister may hold a connection
 		IdleConnsPerHost: s.cfg.Concurrency + 2, MaxRPS: cc.MaxRPS,
 		IdleTimeout: time.Duration(cc.IdleTimeout), MaxListEntries: cc.MaxListEntries,
-		Retry: catalog.RetryPolicy{MaxRetryAfter: time.Duration(cc.MaxRetryAfter)},
+		Retry: uc.RetryPolicy{MaxRetryAfter: time.Duration(cc.MaxRetryAfter)},
 	}
 }
 

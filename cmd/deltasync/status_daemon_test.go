@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/deltalog"
@@ -110,7 +111,7 @@ func startDaemonWithToken(t *testing.T, token string) *e2eDaemon {
 	srv := spectest.NewForTest(t)
 	srv.AddSchema("main", "sales")
 	srv.AddSchema("main", "watch")
-	client, err := catalog.New(srv.URL(), catalog.Options{})
+	client, err := uc.New(srv.URL(), uc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ log:
 
 // registerLog registers the Delta table in dir as an EXTERNAL table, in
 // sync with its log.
-func registerLog(ctx context.Context, t *testing.T, client *catalog.Client, fullName, dir string) {
+func registerLog(ctx context.Context, t *testing.T, client *uc.Client, fullName, dir string) {
 	t.Helper()
 	name, err := catalog.ParseTableName(fullName)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/plan"
 )
@@ -264,7 +264,7 @@ func TestStatusPageEmpty(t *testing.T) {
 
 // TestStatusPageServedByRun checks the daemon's mux: "/" is the HTML page.
 func TestStatusPageServedByRun(t *testing.T) {
-	client, err := catalog.New("http://127.0.0.1:1/api/2.1/unity-catalog", catalog.Options{})
+	client, err := uc.New("http://127.0.0.1:1/api/2.1/unity-catalog", uc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

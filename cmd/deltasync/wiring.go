@@ -21,8 +21,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/hms"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/audit"
@@ -255,7 +255,7 @@ type app struct {
 	log      *zap.Logger
 	registry *prometheus.Registry
 	metrics  *sync.Metrics
-	client   *catalog.Client
+	client   *uc.Client
 	// metastore is the Hive Metastore client (catalog.url thrift://);
 	// client is nil then.
 	metastore *hms.Client
@@ -351,7 +351,7 @@ func (c *cli) newParts(s settings) (*app, error) {
 	opts := s.catalog
 	opts.Token, opts.Observer = tok, a.metrics.ObserveCatalog
 	opts.Retry = retryPolicy(opts.Retry, a.log, a.metrics)
-	if a.client, err = catalog.New(s.catalogURL, opts); err != nil {
+	if a.client, err = uc.New(s.catalogURL, opts); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -404,23 +404,23 @@ func (a *app) newReadPool() *deltalog.MemoryPool {
 }
 
 // tokenSource picks the catalog credential the config names.
-func (c *cli) tokenSource(cc catalogConfig) (catalog.TokenSource, error) {
+func (c *cli) tokenSource(cc catalogConfig) (uc.TokenSource, error) {
 	switch {
 	case cc.TokenFile != "":
-		return catalog.FileToken(cc.TokenFile), nil
+		return uc.FileToken(cc.TokenFile), nil
 	case cc.TokenEnv != "":
-		return catalog.EnvToken(c.getenv, cc.TokenEnv), nil
+		return uc.EnvToken(c.getenv, cc.TokenEnv), nil
 	case cc.OAuth != nil:
 		secret, err := os.ReadFile(cc.OAuth.ClientSecretFile)
 		if err != nil {
 			return nil, fmt.Errorf("catalog.oauth.client_secret_file: %w", err)
 		}
 		// The token endpoint trusts the same CA bundle as the catalog.
-		hc, err := catalog.NewHTTPClient(cc.CAFile, cc.InsecureSkipVerify)
+		hc, err := uc.NewHTTPClient(cc.CAFile, cc.InsecureSkipVerify)
 		if err != nil {
 			return nil, err
 		}
-		return catalog.ClientCredentials(catalog.ClientCredentialsConfig{
+		return uc.ClientCredentials(uc.ClientCredentialsConfig{
 			ClientID: cc.OAuth.ClientID, ClientSecret: strings.TrimSpace(string(secret)),
 			TokenURL: cc.OAuth.TokenURL, Scopes: cc.OAuth.Scopes, HTTPClient: hc,
 		}), nil

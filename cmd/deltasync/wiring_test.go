@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/catalog/uctest/spectest"
 	"github.com/deltasync/deltasync/deltalog"
@@ -18,7 +19,7 @@ import (
 type testCatalog struct {
 	t      *testing.T
 	srv    *uctest.Server
-	client *catalog.Client
+	client *uc.Client
 }
 
 func newTestCatalog(t *testing.T) *testCatalog {
@@ -26,7 +27,7 @@ func newTestCatalog(t *testing.T) *testCatalog {
 	srv := spectest.NewForTest(t)
 	srv.AddCatalog("cat")
 	srv.AddSchema("cat", "s")
-	c, err := catalog.New(srv.URL(), catalog.Options{})
+	c, err := uc.New(srv.URL(), uc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -151,11 +152,11 @@ func TestDiffUpdatesCarryLogValues(t *testing.T) {
 	log.Clustering = nil
 	rec.Clustering = [][]string{{"a"}}
 	got := Diff(log, rec, DiffOptions{}).Updates(log)
-	want := []catalog.Update{
-		catalog.SetProperties{Updates: map[string]string{"owner.team": "sales"}},
-		catalog.RemoveProperties{Removals: []string{"stale"}},
-		catalog.RemoveDomainMetadata{Domains: []string{"delta.clustering"}},
-		catalog.UpdateMetadataSnapshotVersion{LastCommitVersion: 7, LastCommitTimestampMs: 1700000000000},
+	want := []uc.Update{
+		uc.SetProperties{Updates: map[string]string{"owner.team": "sales"}},
+		uc.RemoveProperties{Removals: []string{"stale"}},
+		uc.RemoveDomainMetadata{Domains: []string{"delta.clustering"}},
+		uc.UpdateMetadataSnapshotVersion{LastCommitVersion: 7, LastCommitTimestampMs: 1700000000000},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("updates (-want +got):\n%s", diff)

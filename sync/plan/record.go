@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
 )
 
 // Record is what a catalog records for a table, as far as a reconcile
@@ -95,5 +96,5 @@ func (r *Record) ColumnsAsLog() (string, error) {
 // Managed reports whether the catalog owns the table (MANAGED or
 // catalog-managed): such tables are watch-only.
 func (r *Record) Managed() bool {
-	return strings.EqualFold(r.Type, catalog.TableTypeManaged) || r.CatalogManaged
+	return strings.EqualFold(r.Type, uc.TableTypeManaged) || r.CatalogManaged
 }

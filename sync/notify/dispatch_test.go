@@ -105,7 +105,7 @@ type receiver struct {
 
 func newReceiver(t *testing.T) (*receiver, *httptest.Server) {
 	rc := &receiver{got: make(chan struct{}, 100)}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, req *http.Request) {
 		b, _ := io.ReadAll(req.Body)
 		rc.mu.Lock()
 		rc.bodies, rc.reqs = append(rc.bodies, b), append(rc.reqs, req)
@@ -345,13 +345,15 @@ func TestHostileSinks(t *testing.T) {
 	hang := make(chan struct{})
 	defer close(hang)
 	for name, h := range map[string]http.HandlerFunc{
-		"slow": func(w http.ResponseWriter, req *http.Request) {
+		"slow": func(_ http.ResponseWriter, req *http.Request) {
 			select { // answers after the attempt's timeout
 			case <-time.After(2 * time.Second):
 			case <-req.Context().Done():
 			}
 		},
-		"5xx": func(w http.ResponseWriter, _ *http.Request) { http.Error(w, strings.Repeat("x", 1<<20), 502) },
+		"5xx": func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, strings.Repeat("x", 1<<20), http.StatusBadGateway)
+		},
 		"hang": func(w http.ResponseWriter, req *http.Request) {
 			w.WriteHeader(200) // headers, then a body that never ends
 			w.(http.Flusher).Flush()

@@ -45,7 +45,7 @@ type httpSink struct {
 func newHTTPSink(name, rawURL string, o HTTPOptions, body func(Event) ([]byte, string, error)) (*httpSink, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("notify: %s sink: url %s: want http(s)://host/...", name, RedactURL(rawURL))
+		return nil, fmt.Errorf("notify: %s sink: url %s: want http(s)://host/path", name, RedactURL(rawURL))
 	}
 	c := o.Client
 	if c == nil {

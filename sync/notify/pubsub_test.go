@@ -72,12 +72,12 @@ func TestTopicNATS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sub.Shutdown(context.Background())
+	defer func() { _ = sub.Shutdown(context.Background()) }()
 	topic, err := natspubsub.OpenTopicV2(nc, "deltasync.events", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer topic.Shutdown(context.Background())
+	defer func() { _ = topic.Shutdown(context.Background()) }()
 	r := newRig(t, notify.Options{}, notify.NewTopic("pubsub:nats", topic))
 	e := event(7)
 	r.d.Send(e)
@@ -109,12 +109,12 @@ func TestTopicSQS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer topic.Shutdown(ctx)
+	defer func() { _ = topic.Shutdown(ctx) }()
 	sub, err := pubsub.OpenSubscription(ctx, qURL+"&waittime=1s")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sub.Shutdown(ctx)
+	defer func() { _ = sub.Shutdown(ctx) }()
 	r := newRig(t, notify.Options{}, notify.NewTopic("pubsub:awssqs", topic))
 	e := event(8)
 	r.d.Send(e)

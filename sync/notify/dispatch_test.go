@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	stdsync "sync"
 	"testing"
@@ -385,6 +386,8 @@ func TestHostileSinks(t *testing.T) {
 			defer srv.Close()
 			s, _ := notify.NewWebhook(srv.URL, "", notify.HTTPOptions{})
 			r := newRig(t, notify.Options{MaxAttempts: 2, AttemptTimeout: 300 * time.Millisecond}, s)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
 			start := time.Now()
 			r.d.Send(event(1))
 			r.d.Send(event(2))
@@ -394,6 +397,10 @@ func TestHostileSinks(t *testing.T) {
 			took, _ := r.close(5 * time.Second)
 			if took > 4*time.Second {
 				t.Fatalf("drain took %v", took)
+			}
+			runtime.ReadMemStats(&after)
+			if grew := after.TotalAlloc - before.TotalAlloc; name == "huge" && grew > 64<<20 {
+				t.Errorf("a huge answer cost %d MiB of allocations", grew>>20)
 			}
 			dropped := r.count(t, "deltasync_notify_dropped_total", "sink", "webhook", "reason", "retries")
 			if name == "hang" { // 200 with headers: delivered, the body left unread past the bound

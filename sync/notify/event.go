@@ -124,8 +124,11 @@ func changeOf(c plan.Change) Change {
 }
 
 // eventID derives an event's ID from what makes the outcome: the table,
-// the kind, the log version, the record's etag (without one, the cycle)
-// and the change rows. A resend of the same outcome has the same ID.
+// the kind, the log version, the record's etag and the change rows. A
+// resend of the same outcome has the same ID. Without an etag, a write
+// (synced, registered) is told apart by its cycle; a standing state
+// (held, refused, flagged, orphaned) is not, so that the same state seen
+// again is the same event.
 func eventID(e Event) string {
 	h := sha256.New()
 	v := "-"
@@ -133,7 +136,7 @@ func eventID(e Event) string {
 		v = strconv.FormatInt(*e.LogVersion, 10)
 	}
 	guard := e.Etag
-	if guard == "" && e.Cycle != nil {
+	if guard == "" && e.Cycle != nil && (e.Kind == KindSynced || e.Kind == KindRegistered) {
 		guard = "cycle:" + strconv.FormatInt(*e.Cycle, 10)
 	}
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", e.Table, e.Kind, v, guard)

@@ -74,6 +74,9 @@ func TestEventIDStable(t *testing.T) {
 		"kind":    func(n *sync.Notice) { n.Result.Held = "destructive" },
 		"change":  func(n *sync.Notice) { n.Changes[0].Log = "struct<zip:string>" },
 		"table":   func(n *sync.Notice) { n.Result.Table = "main.s.u" },
+		"cycle of a write without etag": func(n *sync.Notice) {
+			n.Result.Etag, n.Cycle = "", ptr(int64(7))
+		},
 	} {
 		n := schemaNotice()
 		mut(&n)
@@ -81,5 +84,25 @@ func TestEventIDStable(t *testing.T) {
 		if c.ID == a.ID {
 			t.Errorf("%s changed, ID stayed %q", name, a.ID)
 		}
+	}
+}
+
+// TestEventIDStandingState: without an etag, a flagged table seen again in
+// another cycle is the same event (not one a cycle); a write is not.
+func TestEventIDStandingState(t *testing.T) {
+	n := sync.Notice{Result: sync.Result{Table: "hive.db.t", Outcome: sync.OutcomeFlagged, ErrorReason: sync.ReasonUnsupported,
+		LogVersion: ptr(int64(2))}, CatalogKind: sync.KindHiveMetastore, Cycle: ptr(int64(1))}
+	a, _ := notify.FromNotice(n, "x", time.Now())
+	n.Cycle = ptr(int64(2))
+	b, _ := notify.FromNotice(n, "x", time.Now())
+	if a.ID != b.ID {
+		t.Errorf("flagged again in cycle 2: ID %s, was %s", b.ID, a.ID)
+	}
+	n.Result.Outcome, n.Result.ErrorReason = sync.OutcomeSynced, ""
+	c, _ := notify.FromNotice(n, "x", time.Now())
+	n.Cycle = ptr(int64(3))
+	d, _ := notify.FromNotice(n, "x", time.Now())
+	if c.ID == d.ID {
+		t.Errorf("synced in cycles 2 and 3 without etag: same ID %s", c.ID)
 	}
 }

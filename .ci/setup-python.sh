@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # setup-python.sh start|stop — a Python venv with delta-rs (`deltalake`) and
-# pyarrow, for the deltalog differential test and the peer benchmark.
+# pyarrow, for the deltalog differential test and the peer benchmark, and
+# openlineage-python, whose generated classes check deltasync's OpenLineage
+# events (sync/notify).
 #
 # `start` creates $DELTASYNC_CACHE/venv when missing, pip-installs the pinned
 # packages when they are not already there, and prints ONLY
@@ -12,6 +14,7 @@ log() { echo "setup-python: $*" >&2; }
 
 DELTALAKE_VERSION="${DELTASYNC_DELTALAKE_VERSION:-1.6.6}"
 PYARROW_SPEC="pyarrow==26.0.1"
+OPENLINEAGE_VERSION="1.54.0"
 CACHE="${DELTASYNC_CACHE:-$(cd "$(dirname "$0")/.." && pwd)/.cache}"
 VENV="$CACHE/venv"
 PY="$VENV/bin/python"
@@ -28,6 +31,10 @@ start() {
 	if ! "$PY" -c "import deltalake, pyarrow, sys; sys.exit(0 if deltalake.__version__ == '$DELTALAKE_VERSION' else 1)" 2>/dev/null; then
 		log "installing deltalake==$DELTALAKE_VERSION and pyarrow"
 		"$PY" -m pip install --disable-pip-version-check -q "deltalake==$DELTALAKE_VERSION" "$PYARROW_SPEC" >&2
+	fi
+	if ! "$PY" -c "import importlib.metadata as m, sys; sys.exit(0 if m.version('openlineage-python') == '$OPENLINEAGE_VERSION' else 1)" 2>/dev/null; then
+		log "installing openlineage-python==$OPENLINEAGE_VERSION"
+		"$PY" -m pip install --disable-pip-version-check -q "openlineage-python==$OPENLINEAGE_VERSION" >&2
 	fi
 	echo "export DELTASYNC_PYTHON=$PY"
 }

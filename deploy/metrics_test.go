@@ -77,6 +77,11 @@ func contractMetrics() map[string]metricSpec {
 		"deltasync_event_subscription_up":             {gauge, []string{"subscription"}},
 		"deltasync_event_subscription_failures_total": {counter, []string{"subscription"}},
 		"deltasync_log_reads_skipped_total":           {counter, nil},
+		// Change events (registered only when notify is configured).
+		"deltasync_notify_delivered_total": {counter, []string{"sink"}},
+		"deltasync_notify_failed_total":    {counter, []string{"sink"}},
+		"deltasync_notify_dropped_total":   {counter, []string{"sink", "reason"}},
+		"deltasync_notify_queue_depth":     {gauge, []string{"sink"}},
 		// Adoption (register rules).
 		"deltasync_tables_discovered":   {gauge, nil},
 		"deltasync_registrations_total": {counter, []string{"outcome"}},

@@ -293,6 +293,7 @@ func (r *Reconciler) adopt(ctx context.Context, log *zap.Logger) []Result {
 // listing keeps).
 func (r *Reconciler) recordRegistration(res Result, log *zap.Logger) (keep bool) {
 	r.record(res)
+	r.notify(context.Background(), res, nil)
 	r.opts.Metrics.recordRegistration(res.Outcome)
 	switch res.Outcome {
 	case OutcomeRegistered:

@@ -84,9 +84,10 @@ func (r *Reconciler) reconcileTable(ctx context.Context, t Target, fast bool) Re
 	defer r.opts.Dirty.enter(t)()
 	ctx, cancel := tableContext(ctx, r.opts.TableTimeout, r.opts.ShutdownDrain)
 	defer cancel()
-	res := r.reconcile(ctx, t, fast)
+	res, n := r.reconcile(ctx, t, fast)
 	r.record(res)
 	r.logResult(ctx, res)
+	r.notify(ctx, res, n)
 	return res
 }
 
@@ -103,6 +104,7 @@ func (r *Reconciler) check(ctx context.Context, t Target) (Result, bool) {
 	}
 	r.record(res)
 	r.logResult(ctx, res)
+	r.notify(ctx, res, nil)
 	return res, true
 }
 
@@ -130,16 +132,16 @@ func kindsOf(p *plan.Plan) []plan.DriftKind {
 	return p.Kinds()
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, t Target, fast bool) Result {
+func (r *Reconciler) reconcile(ctx context.Context, t Target, fast bool) (Result, *notice) {
 	st := r.state(t.Name.String())
 	if fast && !r.lost.has(t.Name.String()) { // an unknown write is resolved by a full reconcile's read
 		if res, ok := r.fastPath(ctx, st, t); ok {
-			return res
+			return res, nil
 		}
 	}
 	res, recs := r.reconcileFull(ctx, st, t)
 	r.remember(st, t, &res, recs)
-	return res
+	return res, recs.notice
 }
 
 // records are the catalog records a full reconcile read: before is the
@@ -149,6 +151,8 @@ func (r *Reconciler) reconcile(ctx context.Context, t Target, fast bool) Result 
 type records struct {
 	before, after *plan.Record
 	repeatable    bool
+	// notice is what the last attempt read, for the Notifier (notice.go).
+	notice *notice
 }
 
 // reconcileFull re-reads both sides of the table (load), compares them and
@@ -160,8 +164,12 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 	var recs records
 	for attempt := 1; ; attempt++ {
 		seen, err := r.load(ctx, st, t, attempt)
+		end := func(res Result) (Result, records) {
+			recs.notice = noticeOf(&seen)
+			return res, recs
+		}
 		if err != nil {
-			return result(t, attempt, &seen, nil, nil, err, uniform), recs
+			return end(result(t, attempt, &seen, nil, nil, err, uniform))
 		}
 		r.resolvePending(ctx, t.Name, &seen.rec)
 		recs = records{before: &seen.rec}
@@ -175,7 +183,7 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 				recs.after = &seen.rec // in sync as read
 			}
 			recs.repeatable = d.repeatable && d.err == nil
-			return result(t, attempt, &seen, &d, nil, d.err, uniform), recs
+			return end(result(t, attempt, &seen, &d, nil, d.err, uniform))
 		}
 		a, err := r.apply(ctx, t, &seen, d.updates, d.plan.Changes(), attempt)
 		if errors.Is(err, errRetry) {
@@ -184,7 +192,7 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 		if err == nil {
 			recs.after = a.after
 		}
-		return result(t, attempt, &seen, &d, &a, err, uniform), recs
+		return end(result(t, attempt, &seen, &d, &a, err, uniform))
 	}
 }
 

@@ -65,6 +65,8 @@ type Options struct {
 	// Audit is where every catalog write, and every write refused or
 	// held, is recorded (audittrail.go); zero: nowhere.
 	Audit AuditOptions
+	// Notifier is told every table outcome (notice.go); nil: no one.
+	Notifier Notifier
 	// MaxAttempts bounds reload-and-replan rounds after an etag conflict (default 3).
 	MaxAttempts int
 	// TableTimeout bounds one table's reconcile (default 5m). A table in

@@ -64,6 +64,8 @@ type config struct {
 	Log              logConfig     `json:"log"`
 	Storage          storageConfig `json:"storage"`
 	Events           *eventsConfig `json:"events,omitempty"` // see events.go
+	// Notify sends change events to lineage tools, a bus, a webhook (notify.go).
+	Notify *notifyConfig `json:"notify,omitempty"`
 	// Register creates the records of tables found in storage (register.go).
 	Register *registerConfig `json:"register,omitempty"`
 	// Audit is where the audit trail goes (audit.go).
@@ -266,6 +268,7 @@ func (c config) redacted() config {
 	c.HeartbeatURL = redactURL(c.HeartbeatURL)
 	c.Pushgateway.URL = redactURL(c.Pushgateway.URL)
 	c.Events = c.Events.redacted()
+	c.Notify = c.Notify.redacted()
 	if c.Catalog.OAuth != nil {
 		o := *c.Catalog.OAuth
 		o.TokenURL = redactURL(o.TokenURL)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/events"
+	"github.com/deltasync/deltasync/sync/notify"
 )
 
 // metricDoc is one metric as the reference shows it.
@@ -40,13 +41,15 @@ var descFields = regexp.MustCompile(`fqName: "([^"]+)", help: "((?:[^"\\]|\\.)*)
 
 // daemonMetrics lists every deltasync_* metric the daemon registers: the
 // collectors of sync.NewMetrics (as newParts registers them) and of
-// events.NewMetrics (registered when events are configured). The Go and
+// events.NewMetrics (registered when events are configured) and
+// notify.NewMetrics (when notify is). The Go and
 // process collectors are left out: their metrics are the client library's
 // and change with the Go release.
 func daemonMetrics() ([]metricDoc, error) {
 	d := &describer{}
 	sync.NewMetrics(d, version)
 	events.NewMetrics(d)
+	notify.NewMetrics(d)
 	var out []metricDoc
 	for _, c := range d.collectors {
 		ch := make(chan *prometheus.Desc, 64)

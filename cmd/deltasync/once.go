@@ -41,6 +41,7 @@ func (c *cli) cycleCommand(cmd *cobra.Command, w writes) *cobra.Command {
 		defer a.closeCatalog()
 		defer a.rec.Close()
 		defer a.audit.Close()
+		defer a.closeNotify()
 		applyMemoryLimit(a.log, cgroupRoot)
 		ctx := cmd.Context()
 		if f.timeout > 0 {

@@ -36,6 +36,7 @@ func newRunCommand(c *cli) *cobra.Command {
 			defer a.closeCatalog()
 			defer a.rec.Close()
 			defer a.audit.Close()
+			defer a.closeNotify()
 			applyMemoryLimit(a.log, cgroupRoot)
 			return a.serve(cmd.Context(), nil)
 		},

@@ -60,6 +60,8 @@ type settings struct {
 	push         pushConfig
 	// audit is the audit trail's section, opened by the apps that write.
 	audit auditConfig
+	// notify is the notify section (notify.go); nil: no change events.
+	notify *notifySettings
 }
 
 // selectionRule is one table rule: as written, and compiled alone.
@@ -117,6 +119,7 @@ func (c *cli) settingsFor(cfg config, sel selection) (settings, error) {
 	s.buildStorage(&p)
 	s.buildRegister(&p) // after buildStorage: templates are checked against its policy
 	s.checkHMS(&p)
+	s.buildNotify(&p, c) // after buildCatalog: names the catalog
 	return s, errors.Join(p...)
 }
 

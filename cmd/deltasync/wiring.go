@@ -27,6 +27,7 @@ import (
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/audit"
 	"github.com/deltasync/deltasync/sync/events"
+	"github.com/deltasync/deltasync/sync/notify"
 )
 
 // syncFlags are the flags shared by plan, once, run and check-config. Each
@@ -262,6 +263,10 @@ type app struct {
 	rec       *sync.Reconciler
 	events    *events.Events // run's storage events (newDaemon); nil without events.subscriptions
 	audit     *audit.Writer  // nil without an audit trail, and for plan
+	// notify sends change events (notify.go); nil without a notify
+	// section, and for plan.
+	notify        *notify.Dispatcher
+	notifyRelease []func()
 
 	// readPool is the memory pool every log read of the process shares
 	// (storage.max_read_mib), made by newReconciler.
@@ -384,6 +389,14 @@ func (a *app) newReconciler(c *cli, w writes, command string, dirty *sync.Dirty)
 	opts.LogOptions = append(slices.Clip(opts.LogOptions), deltalog.WithStorageGates(gates), deltalog.WithMemoryPool(a.readPool))
 	opts.DryRun, opts.Dirty = w == dryRun, dirty
 	opts.Audit = sync.AuditOptions{Writer: a.audit, Command: command, Version: version}
+	if w == writeChanges {
+		if a.notify, err = a.newNotify(context.Background()); err != nil {
+			return err
+		}
+		if a.notify != nil {
+			opts.Notifier = a.notify
+		}
+	}
 	a.rec, err = sync.New(opts)
 	return err
 }

@@ -10,6 +10,7 @@ import (
 
 	dsync "github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/events"
+	"github.com/deltasync/deltasync/sync/notify"
 )
 
 // recorder is a prometheus.Registerer that keeps the collectors it is given.
@@ -34,6 +35,7 @@ func main() {
 	rec := &recorder{}
 	dsync.NewMetrics(rec, "test")
 	events.NewMetrics(rec) // registered only when events are configured
+	notify.NewMetrics(rec) // registered only when notify is configured
 	ch := make(chan *prometheus.Desc, 64)
 	go func() {
 		for _, c := range rec.collectors {

@@ -91,11 +91,14 @@ elif missing:
 else:
     outcome = f"**go test exited {status}: see its output.**"
 print(f"Catalog: {uc}. Revision `{rev}`; load average at the end {' '.join(load)}; " + outcome + "\n")
-flagged = sum(1 for r in hostile if r['result'].startswith("flagged"))
+verdicts = {}
+for r in hostile:
+    v = r['result'].split(":")[0].split()[0] if r['result'] else "?"
+    verdicts[v] = verdicts.get(v, 0) + 1
 print(f"**Summary:** {len(rows)} fault scenarios, {sum(r['injected'] for r in rows)} faults injected, "
       f"{sum(r['violations'] for r in rows)} invariant violations, "
       f"{sum(r.get('truncated_bodies', 0) for r in rows)} request bodies cut short by a kill; "
-      f"{len(hostile)} hostile inputs, {flagged} flagged naming their file; the lifetime cases below.\n")
+      f"{len(hostile)} hostile inputs ({', '.join(f'{n} {v}' for v, n in sorted(verdicts.items()))}); the lifetime cases below.\n")
 print("deltasync reaches the catalog and the object stores through Toxiproxy (TCP faults) and an")
 print("`httputil.ReverseProxy` (HTTP faults). While faults run a poller checks that the watermark never")
 print("goes back and that every record equals the full state of the log version it names; every")

@@ -19,20 +19,7 @@ import (
 // reverse), the register rule alone syncs both. On uctest and on the real
 // Unity Catalog server.
 func TestExplicitWarnRuleWinsOverRegisterRule(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		env  func(*testing.T) *env
-	}{
-		{"uctest", func(t *testing.T) *env { return uctestEnv(t) }},
-		{"uc-server", func(t *testing.T) *env {
-			if realServerURL(t) == "" {
-				t.Skip("DELTASYNC_UC_URL is not set")
-			}
-			return newEnv(t)
-		}},
-	} {
-		t.Run(c.name, func(t *testing.T) { explicitWarnWins(t, c.env(t)) })
-	}
+	onUCServers(t, explicitWarnWins)
 }
 
 func explicitWarnWins(t *testing.T, e *env) {
@@ -101,20 +88,7 @@ func explicitWarnWins(t *testing.T, e *env) {
 // and why not), never created, cycle after cycle; a neighbour only the
 // register rule covers is registered. On uctest and the real server.
 func TestWarnRuleNeverRegisters(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		env  func(*testing.T) *env
-	}{
-		{"uctest", func(t *testing.T) *env { return uctestEnv(t) }},
-		{"uc-server", func(t *testing.T) *env {
-			if realServerURL(t) == "" {
-				t.Skip("DELTASYNC_UC_URL is not set")
-			}
-			return newEnv(t)
-		}},
-	} {
-		t.Run(c.name, func(t *testing.T) { warnNeverRegisters(t, c.env(t)) })
-	}
+	onUCServers(t, warnNeverRegisters)
 }
 
 func warnNeverRegisters(t *testing.T, e *env) {

@@ -55,6 +55,25 @@ func realServerURL(t *testing.T) string {
 	return url
 }
 
+// onUCServers runs body on the in-memory uctest server and on the real
+// Unity Catalog server (skipped when DELTASYNC_UC_URL is not set).
+func onUCServers(t *testing.T, body func(*testing.T, *env)) {
+	for _, c := range []struct {
+		name string
+		env  func(*testing.T) *env
+	}{
+		{"uctest", func(t *testing.T) *env { return uctestEnv(t) }},
+		{"uc-server", func(t *testing.T) *env {
+			if realServerURL(t) == "" {
+				t.Skip("DELTASYNC_UC_URL is not set")
+			}
+			return newEnv(t)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) { body(t, c.env(t)) })
+	}
+}
+
 // uctestEnv always uses uctest: for tests that need its knobs (MutateTable,
 // FailNext, BeforeUpdate, Requests).
 func uctestEnv(t testing.TB) *env {

@@ -51,55 +51,41 @@ func writeBareLog(t *testing.T, dir, id string, n int64, mtime func(v int64) tim
 // "recreated", and v1 was written over the v3 record.) On uctest and on
 // the real Unity Catalog server.
 func TestRestoredLogWithoutCommitInfoStaysBehind(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		env  func(*testing.T) *env
-	}{
-		{"uctest", func(t *testing.T) *env { return uctestEnv(t) }},
-		{"uc-server", func(t *testing.T) *env {
-			if realServerURL(t) == "" {
-				t.Skip("DELTASYNC_UC_URL is not set")
-			}
-			return newEnv(t)
-		}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			e := c.env(t)
-			const table = "restored_bare"
-			dir := filepath.Join(t.TempDir(), table)
-			old := time.UnixMilli(1_700_000_000_000)
-			writeBareLog(t, dir, "bare-table", 4, func(v int64) time.Time { return old.Add(time.Duration(v) * time.Second) })
-			snap := snapshot(t, dir)
-			if snap.CommitTimestampSource.FromContent() || snap.CommitTimestamp != old.Add(3*time.Second).UnixMilli() {
-				t.Fatalf("v3 timed %d from %v, want v3's modification time", snap.CommitTimestamp, snap.CommitTimestampSource)
-			}
-			if _, err := sync.Register(context.Background(), e.client, snap, e.name(table), "file://"+dir); err != nil {
-				t.Fatal(err)
-			}
-			running := e.daemon(table)
-			inSyncFor(t, running, 1, "before the restore")
-			before := e.record(table)
+	onUCServers(t, func(t *testing.T, e *env) {
+		const table = "restored_bare"
+		dir := filepath.Join(t.TempDir(), table)
+		old := time.UnixMilli(1_700_000_000_000)
+		writeBareLog(t, dir, "bare-table", 4, func(v int64) time.Time { return old.Add(time.Duration(v) * time.Second) })
+		snap := snapshot(t, dir)
+		if snap.CommitTimestampSource.FromContent() || snap.CommitTimestamp != old.Add(3*time.Second).UnixMilli() {
+			t.Fatalf("v3 timed %d from %v, want v3's modification time", snap.CommitTimestamp, snap.CommitTimestampSource)
+		}
+		if _, err := sync.Register(context.Background(), e.client, snap, e.name(table), "file://"+dir); err != nil {
+			t.Fatal(err)
+		}
+		running := e.daemon(table)
+		inSyncFor(t, running, 1, "before the restore")
+		before := e.record(table)
 
-			if err := os.RemoveAll(dir); err != nil {
-				t.Fatal(err)
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		fresh := time.Now()
+		writeBareLog(t, dir, "bare-table", 2, func(int64) time.Time { return fresh })
+		for _, d := range []struct {
+			what string
+			r    *sync.Reconciler
+		}{{"daemon just restarted", e.daemon(table)}, {"running daemon", running}} {
+			res := cycle(t, d.r, d.what+" after the restore")
+			if res.Outcome != sync.OutcomeFailed || res.ErrorReason != sync.ReasonConflict ||
+				!strings.Contains(res.Reason, "the log is behind, not another table") ||
+				!strings.Contains(res.Reason, "is the file's modification time, not evidence") {
+				t.Fatalf("%s: %s/%s %s (%s), want failed/conflict: behind, the commit time being the file's", d.what, res.Outcome, res.Status, res.ErrorReason, res.Reason)
 			}
-			fresh := time.Now()
-			writeBareLog(t, dir, "bare-table", 2, func(int64) time.Time { return fresh })
-			for _, d := range []struct {
-				what string
-				r    *sync.Reconciler
-			}{{"daemon just restarted", e.daemon(table)}, {"running daemon", running}} {
-				res := cycle(t, d.r, d.what+" after the restore")
-				if res.Outcome != sync.OutcomeFailed || res.ErrorReason != sync.ReasonConflict ||
-					!strings.Contains(res.Reason, "the log is behind, not another table") ||
-					!strings.Contains(res.Reason, "is the file's modification time, not evidence") {
-					t.Fatalf("%s: %s/%s %s (%s), want failed/conflict: behind, the commit time being the file's", d.what, res.Outcome, res.Status, res.ErrorReason, res.Reason)
-				}
-			}
-			after := e.record(table)
-			if after.Etag != before.Etag || deref(after.LastCommitVersion) != 3 {
-				t.Errorf("the record was written: etag %s -> %s, watermark v%d", before.Etag, after.Etag, deref(after.LastCommitVersion))
-			}
-		})
-	}
+		}
+		after := e.record(table)
+		if after.Etag != before.Etag || deref(after.LastCommitVersion) != 3 {
+			t.Errorf("the record was written: etag %s -> %s, watermark v%d", before.Etag, after.Etag, deref(after.LastCommitVersion))
+		}
+	})
 }

@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -339,5 +340,51 @@ func TestHMSAdoptRefuses(t *testing.T) {
 			t.Errorf("tables named twice: %d", n)
 		}
 		checkRegistered(t, e.stored("twice"), dir4, "file://"+dir4)
+	})
+}
+
+// TestHMSWarnRuleNeverRegisters is TestWarnRuleNeverRegisters on a Hive
+// Metastore (the fakes, and the real 4.0.1 and 3.1.3): a register rule's
+// template maps a Delta table no record names yet to a name a tables[]
+// rule puts in mode warn. Registering is a write, and warn never writes:
+// flagged with the registration it would make, no create_table, cycle
+// after cycle; the neighbour only the register rule covers is registered.
+func TestHMSWarnRuleNeverRegisters(t *testing.T) {
+	forEachHMS(t, func(t *testing.T, e *hmsEnv) {
+		e.ensureDB()
+		root := filepath.Join(t.TempDir(), "lake")
+		for _, table := range []string{"warned", "adopted"} {
+			copyLog(t, "data-skipping-change-stats-collected-across-versions", filepath.Join(root, e.db, table), -1)
+		}
+		rule := sync.RegisterRule{Location: "file://" + root + "/{schema}/{table}", Name: "hive.{schema}.{table}"}
+		warned, adopted := "hive."+e.db+".warned", "hive."+e.db+".adopted"
+		sel, err := sync.NewSelector([]sync.Rule{{Include: []string{warned}, Mode: sync.ModeWarn}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := e.adopting(rule, func(o *sync.Options) { o.Selector = sel })
+		ctx := context.Background()
+		e.takeCalls()
+		for i := range 2 {
+			rep := r.Sync(ctx)
+			w := resultOf(t, rep, warned)
+			if w.Mode != sync.ModeWarn || w.Outcome != sync.OutcomeFlagged || w.Registration == nil || !strings.Contains(w.Reason, "warn") {
+				t.Fatalf("cycle %d: %s %+v, want mode warn, flagged, with the registration it would make and why not", i+1, warned, w)
+			}
+			creates := writes(e.takeCalls())["create_table"]
+			if i == 0 {
+				if a := resultOf(t, rep, adopted); a.Outcome != sync.OutcomeRegistered {
+					t.Fatalf("cycle 1: %s %s (%s), want registered", adopted, a.Outcome, a.Reason)
+				}
+				if creates != 1 {
+					t.Errorf("cycle 1: %d create_table, want 1 (the adopted table's)", creates)
+				}
+			} else if creates != 0 {
+				t.Errorf("cycle %d: %d create_table, want none", i+1, creates)
+			}
+		}
+		if _, err := e.plain.GetTable(ctx, e.db, "warned"); !errors.Is(err, hms.ErrNotFound) {
+			t.Errorf("%s in the metastore (%v): a warn rule's table was registered", warned, err)
+		}
 	})
 }

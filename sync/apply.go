@@ -109,7 +109,7 @@ func Apply(ctx context.Context, opts ApplyOptions, sp *SavedPlan) *ApplyReport {
 	rep := &ApplyReport{}
 	for i := range sp.Tables {
 		t := &sp.Tables[i]
-		res := ApplyResult{Table: t.Table, Actions: plan.ActionNames(t.Updates), EtagBefore: t.Etag}
+		res := ApplyResult{Table: t.Table, Actions: uc.ActionNames(t.Updates), EtagBefore: t.Etag}
 		etag, err := opts.send(ctx, t)
 		lw := lostWrite{tableID: t.TableID, etagBefore: t.Etag, etagMoves: t.Metastore == nil, updates: t.Updates}
 		if t.Metastore != nil {

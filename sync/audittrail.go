@@ -60,7 +60,7 @@ func (a *AuditOptions) record(now time.Time, w auditWrite, outcome audit.Outcome
 		return nil
 	}
 	rec := audit.Record{Time: now, Cycle: w.cycle, Command: a.Command, Table: w.table, TableID: w.tableID,
-		EtagBefore: w.etagBefore, EtagAfter: etagAfter, Outcome: outcome, Actions: plan.ActionNames(w.updates),
+		EtagBefore: w.etagBefore, EtagAfter: etagAfter, Outcome: outcome, Actions: uc.ActionNames(w.updates),
 		Reason: reason, Resolves: w.resolves, LogVersion: w.logVersion, DeltasyncVersion: a.Version}
 	for _, c := range w.changes {
 		rec.Changes = append(rec.Changes, auditChange(c))

@@ -46,7 +46,7 @@ func TestRecordOfReadsWhatUnityCatalogDerives(t *testing.T) {
 			if diff := cmp.Diff(tc.kinds, p.Kinds()); diff != "" {
 				t.Errorf("kinds (-want +got):\n%s", diff)
 			}
-			if got := plan.ActionNames(p.Updates(log)); len(got) != len(tc.actions) || len(got) > 0 && cmp.Diff(tc.actions, got) != "" {
+			if got := p.Edit(log).Actions(); len(got) != len(tc.actions) || len(got) > 0 && cmp.Diff(tc.actions, got) != "" {
 				t.Errorf("actions %v, want %v", got, tc.actions)
 			}
 			if len(p.Problems) != tc.problems {

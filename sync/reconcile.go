@@ -223,7 +223,7 @@ func result(t Target, attempt int, seen *observed, d *decision, a *applied, err 
 		}
 	}
 	if res.Updates != nil {
-		res.Actions = plan.ActionNames(res.Updates)
+		res.Actions = uc.ActionNames(res.Updates)
 	}
 	if err != nil {
 		res.fail(err)
@@ -349,7 +349,7 @@ func (r *Reconciler) decide(t Target, seen *observed) decision {
 		d.verdict = verdictInSync // watermark_updates holds it back
 		return d
 	}
-	d.updates = pl.Updates(seen.log)
+	d.updates = uc.UpdatesFor(pl.Edit(seen.log))
 	if r.opts.DryRun {
 		// What a saved plan keeps of the write (held or not): the kind's
 		// own form of it; a record the kind cannot build is flagged as
@@ -421,7 +421,7 @@ func (r *Reconciler) apply(ctx context.Context, t Target, seen *observed, update
 	a := applied{updates: updates, changes: changes}
 	rec := &seen.rec
 	l := r.logger(ctx).With(zap.String("table", t.Name.String()))
-	l.Info("sending update", zap.String("etag", rec.Etag), zap.Int64("version", seen.log.Version), zap.Strings("actions", plan.ActionNames(updates)))
+	l.Info("sending update", zap.String("etag", rec.Etag), zap.Int64("version", seen.log.Version), zap.Strings("actions", uc.ActionNames(updates)))
 	if err := r.kind.write(ctx, t, seen, &a); err != nil {
 		if !r.kind.isConflict(err) {
 			a.notApplied = true

@@ -30,10 +30,10 @@ func markdownFixture(t *testing.T) *Report {
 	v := func(n int64) *int64 { return &n }
 	rep.Results = append(rep.Results,
 		Result{Table: "main.sales.n", Type: "EXTERNAL", Mode: ModeSync, Outcome: OutcomeFlagged, Status: StatusOutOfSync,
-			Reason: "dry run: would send set-table-comment", Plan: &commentOnly, Actions: plan.ActionNames(commentOnly.Updates(log)),
+			Reason: "dry run: would send set-table-comment", Plan: &commentOnly, Actions: commentOnly.Edit(log).Actions(),
 			WouldUpdate: true, LogVersion: v(7), CatalogVersion: v(7), Attempts: 1},
 		Result{Table: "main.sales.h", Type: "EXTERNAL", Mode: ModeSync, Outcome: OutcomeFlagged, Status: StatusOutOfSync,
-			Reason: whyHeld(destructive.Destructive()), Plan: &destructive, Actions: plan.ActionNames(destructive.Updates(log)),
+			Reason: whyHeld(destructive.Destructive()), Plan: &destructive, Actions: destructive.Edit(log).Actions(),
 			Held: HeldDestructive, LogVersion: v(7), CatalogVersion: v(7), Attempts: 1},
 		Result{Table: "main.sales.r", Type: "EXTERNAL", Mode: ModeSync, Outcome: OutcomeFlagged, Status: StatusOutOfSync,
 			ErrorReason: ReasonRefused, Reason: "catalog refused the update: comment longer than 1024 characters",

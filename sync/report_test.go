@@ -78,7 +78,7 @@ func reportFixture(t *testing.T) *Report {
 			{Table: "main.sales.a", Type: "EXTERNAL", Mode: ModeSync, Outcome: OutcomeUnchanged, Status: StatusSynced,
 				LogVersion: v(7), CatalogVersion: v(7), Attempts: 1},
 			{Table: "main.sales.b", Type: "EXTERNAL", Mode: ModeSync, Outcome: OutcomeFlagged, Status: StatusOutOfSync,
-				Reason: "dry run: would send set-properties", Plan: &p, Actions: plan.ActionNames(p.Updates(log)),
+				Reason: "dry run: would send set-properties", Plan: &p, Actions: p.Edit(log).Actions(),
 				WouldUpdate: true, LogVersion: v(7), CatalogVersion: v(7), Attempts: 1},
 			{Table: "main.sales.c", Type: "MANAGED", Mode: ModeSync, Outcome: OutcomeFlagged, Status: StatusOutOfSync,
 				Reason: "MANAGED table: watch-only, drift is flagged, never written", Plan: &p},

@@ -65,7 +65,7 @@ func (r *Reconciler) refusedOrSplit(ctx context.Context, t Target, seen *observe
 		Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: seen.rec.ID}, uc.AssertEtag{Etag: seen.rec.Etag}},
 		Updates:      rest,
 	}
-	names := plan.ActionNames(rest)
+	names := uc.ActionNames(rest)
 	r.logger(ctx).Info("update refused; resending without the refused action and the watermark",
 		zap.String("table", t.Name.String()), zap.String("refused", action), zap.Strings("actions", names))
 	if _, err := r.updateTable(ctx, t.Name, req, a.changes, seen.logVersion); err != nil {

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -62,8 +61,8 @@ func TestDiffInSync(t *testing.T) {
 	if !p.Empty() {
 		t.Fatalf("faithful record shows drift: %+v", p)
 	}
-	if u := p.Updates(log); u != nil {
-		t.Fatalf("Updates of an empty plan = %v", u)
+	if e := p.Edit(log); e != nil {
+		t.Fatalf("Edit of an empty plan = %+v", e)
 	}
 }
 
@@ -126,7 +125,7 @@ func TestDiffDrift(t *testing.T) {
 			if diff := cmp.Diff(tt.kinds, p.Kinds()); diff != "" {
 				t.Errorf("kinds (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.actions, nilIfEmpty(ActionNames(p.Updates(log)))); diff != "" {
+			if diff := cmp.Diff(tt.actions, nilIfEmpty(p.Edit(log).Actions())); diff != "" {
 				t.Errorf("actions (-want +got):\n%s", diff)
 			}
 			// Pure and deterministic: the same inputs give the same plan.
@@ -151,12 +150,12 @@ func TestDiffUpdatesCarryLogValues(t *testing.T) {
 	rec.Properties["stale"] = "x"
 	log.Clustering = nil
 	rec.Clustering = [][]string{{"a"}}
-	got := Diff(log, rec, DiffOptions{}).Updates(log)
-	want := []uc.Update{
-		uc.SetProperties{Updates: map[string]string{"owner.team": "sales"}},
-		uc.RemoveProperties{Removals: []string{"stale"}},
-		uc.RemoveDomainMetadata{Domains: []string{"delta.clustering"}},
-		uc.UpdateMetadataSnapshotVersion{LastCommitVersion: 7, LastCommitTimestampMs: 1700000000000},
+	got := Diff(log, rec, DiffOptions{}).Edit(log)
+	want := &catalog.Edit{
+		SetProperties:    map[string]string{"owner.team": "sales"},
+		RemoveProperties: []string{"stale"},
+		SetClustering:    true,
+		Version:          7, CommitTimestampMs: 1700000000000,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("updates (-want +got):\n%s", diff)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/deltasync/deltasync/catalog/uc"
+	"github.com/deltasync/deltasync/catalog"
 )
 
 // UniformDrift says the catalog's Iceberg pointer does not describe the
@@ -36,7 +36,7 @@ func logEnablesIceberg(conf map[string]string) bool {
 
 // diffUniform compares an EXTERNAL record's Iceberg pointer with the log.
 func diffUniform(log *LogState, rec *Record) *UniformDrift {
-	if strings.EqualFold(rec.Type, uc.TableTypeManaged) {
+	if strings.EqualFold(rec.Type, catalog.TableTypeManaged) {
 		return nil // a MANAGED table's committer sends the pointer with each commit
 	}
 	ptr := rec.Iceberg

@@ -1,4 +1,4 @@
-package plan
+package catalog
 
 import "slices"
 

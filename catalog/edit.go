@@ -23,6 +23,11 @@ type Edit struct {
 	// set; nil then removes the clustering.
 	Clustering    [][]string
 	SetClustering bool
+	// Renames are the top-level columns the plan classified as renamed
+	// (matched by their column-mapping identity): the record's name →
+	// the log's. A kind that takes one rename per request (Unity Catalog's
+	// set-columns guards) sends them in steps.
+	Renames map[string]string
 	// Comment is the log's description.
 	Comment *string
 	// Version and CommitTimestampMs are the log version the record is made

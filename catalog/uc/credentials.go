@@ -10,36 +10,8 @@ import (
 	"github.com/deltasync/deltasync/catalog"
 )
 
-// Credentials is a plain set of vended storage credentials, shaped so that
-// sync can copy it field by field into deltalog.Credentials (catalog does not
-// import deltalog). Only the relevant cloud's fields are set.
-type Credentials struct {
-	S3AccessKeyID     string
-	S3SecretAccessKey string
-	S3SessionToken    string
-	AzureSASToken     string
-	GCSOAuthToken     string
-	// Expiration is when the credentials stop working (zero: unknown).
-	Expiration time.Time
-}
-
-// String redacts the secrets.
-func (c Credentials) String() string {
-	var kinds []string
-	if c.S3AccessKeyID != "" || c.S3SecretAccessKey != "" {
-		kinds = append(kinds, "s3")
-	}
-	if c.AzureSASToken != "" {
-		kinds = append(kinds, "azure")
-	}
-	if c.GCSOAuthToken != "" {
-		kinds = append(kinds, "gcs")
-	}
-	return fmt.Sprintf("catalog.Credentials{%s [REDACTED] expires %s}", strings.Join(kinds, ","), c.Expiration.UTC().Format(time.RFC3339))
-}
-
-// GoString redacts the secrets.
-func (c Credentials) GoString() string { return c.String() }
+// Credentials is catalog.Credentials: vended storage credentials.
+type Credentials = catalog.Credentials
 
 // Credentials returns the credential's config as a Credentials value.
 func (c StorageCredential) Credentials() Credentials {

@@ -16,6 +16,14 @@ func (p Plan) Edit(log LogState) *catalog.Edit {
 	if p.Schema != nil {
 		cols := p.Schema.Log
 		e.Columns = &cols
+		for _, c := range p.Changes() {
+			if from, to, ok := c.Rename(); ok {
+				if e.Renames == nil {
+					e.Renames = map[string]string{}
+				}
+				e.Renames[from] = to
+			}
+		}
 	}
 	if p.Partitioning != nil {
 		e.PartitionColumns, e.SetPartitioning = nonNil(p.Partitioning.Log), true

@@ -8,32 +8,32 @@ package catalog
 // Metastore and Glue: the record with deltasync's keys set).
 type Edit struct {
 	// Columns is the log's schema.
-	Columns *StructType
+	Columns *StructType `json:"columns,omitempty"`
 	// PartitionColumns is the log's partition columns (empty, not nil, for
 	// none).
-	PartitionColumns []string
-	SetPartitioning  bool
+	PartitionColumns []string `json:"partition_columns,omitempty"`
+	SetPartitioning  bool     `json:"set_partitioning,omitempty"`
 	// Protocol is the log's protocol.
-	Protocol *Protocol
+	Protocol *Protocol `json:"protocol,omitempty"`
 	// SetProperties and RemoveProperties are the properties to set (changed
 	// or added in the log) and to remove (gone from it).
-	SetProperties    map[string]string
-	RemoveProperties []string
+	SetProperties    map[string]string `json:"set_properties,omitempty"`
+	RemoveProperties []string          `json:"remove_properties,omitempty"`
 	// Clustering is the log's clustering columns when SetClustering is
 	// set; nil then removes the clustering.
-	Clustering    [][]string
-	SetClustering bool
+	Clustering    [][]string `json:"clustering,omitempty"`
+	SetClustering bool       `json:"set_clustering,omitempty"`
 	// Renames are the top-level columns the plan classified as renamed
 	// (matched by their column-mapping identity): the record's name →
 	// the log's. A kind that takes one rename per request (Unity Catalog's
 	// set-columns guards) sends them in steps.
-	Renames map[string]string
+	Renames map[string]string `json:"renames,omitempty"`
 	// Comment is the log's description.
-	Comment *string
+	Comment *string `json:"comment,omitempty"`
 	// Version and CommitTimestampMs are the log version the record is made
 	// true to, and its commit time: the record's watermark.
-	Version           int64
-	CommitTimestampMs int64
+	Version           int64 `json:"version"`
+	CommitTimestampMs int64 `json:"commit_timestamp_ms"`
 }
 
 // The names of what an Edit changes, as reports, plans and the audit trail

@@ -117,6 +117,8 @@ type Listed struct {
 	Location string
 	// Comment is the record's comment as listed.
 	Comment string
+	// Version is the watermark the listed record carries, nil if none.
+	Version *int64
 	// UpdatedAt changes whenever the record does (Unity Catalog's
 	// updated_at, the Hive Metastore's fingerprint of the record); 0 when
 	// the listing carries none: the fast path then cannot skip a read.
@@ -164,11 +166,13 @@ type Write struct {
 	// Create is set for a write that creates the record (a
 	// registration); otherwise it edits the record read, guarded by
 	// TableID and Etag (and whatever the kind's Request carries).
-	Create  bool   `json:"create,omitempty"`
-	TableID string `json:"table_id"`
-	Etag    string `json:"etag"`
+	Create bool `json:"create,omitempty"`
+	// Location is where a create registers the table.
+	Location string `json:"location,omitempty"`
+	TableID  string `json:"table_id"`
+	Etag     string `json:"etag"`
 	// Edit is what the write changes, in neutral terms; nil for a create.
-	Edit *Edit `json:"-"`
+	Edit *Edit `json:"edit,omitempty"`
 	// Actions names what it changes (Edit.Actions' vocabulary).
 	Actions []string `json:"actions"`
 	// LogVersion is the log version it makes the record true to.

@@ -41,3 +41,13 @@ type Refusal struct {
 	// names the action (catalog/uc's ServerNamedAction and RefusedAction).
 	Action string `json:"action,omitempty"`
 }
+
+// AsRefusal returns the Refusal a kind's error carries: a kind's refusal
+// errors implement CatalogRefusal() Refusal.
+func AsRefusal(err error) (Refusal, bool) {
+	var r interface{ CatalogRefusal() Refusal }
+	if errors.As(err, &r) {
+		return r.CatalogRefusal(), true
+	}
+	return Refusal{}, false
+}

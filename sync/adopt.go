@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/deltasync/deltasync/sync/plan"
 	"slices"
 	"sort"
 	"strings"
@@ -13,7 +14,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync/location"
 )
@@ -165,11 +165,11 @@ func (c *candidate) key() string { return location.Canonical(c.loc.String()) }
 // adoptedMode reports whether a listed table is one a register rule
 // describes (its name is what its location maps to): such a table is
 // maintained in mode sync when no tables[] rule selects it.
-func (a *adopter) adoptedMode(n catalog.TableName, ti *uc.TableInfo) (Mode, bool) {
-	if a == nil || ti == nil || ti.StorageLocation == "" {
+func (a *adopter) adoptedMode(n catalog.TableName, ti *catalog.Listed) (Mode, bool) {
+	if a == nil || ti == nil || ti.Location == "" {
 		return "", false
 	}
-	l, err := location.Parse(ti.StorageLocation)
+	l, err := location.Parse(ti.Location)
 	if err != nil {
 		return "", false
 	}
@@ -463,7 +463,7 @@ func (r *Reconciler) catalogView(ctx context.Context, cands []*candidate) (*cata
 		}
 		cat := strings.ToLower(c.name.Catalog)
 		if _, ok := v.schemas[cat]; !ok {
-			m, err := r.kind.schemasOf(ctx, c.name.Catalog)
+			m, err := r.kind.Schemas(ctx, c.name.Catalog)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("listing schemas of %s: %w", c.name.Catalog, err))
 				m = map[string]bool{}
@@ -475,12 +475,12 @@ func (r *Reconciler) catalogView(ctx context.Context, cands []*candidate) (*cata
 			continue
 		}
 		v.listed[key] = true
-		err := r.kind.tablesOf(ctx, c.name.Catalog, c.name.Schema, func(page []uc.TableInfo) error {
+		err := r.kind.Tables(ctx, c.name.Catalog, c.name.Schema, func(page []catalog.Listed) error {
 			for i := range page {
-				n := catalog.TableName{Catalog: c.name.Catalog, Schema: c.name.Schema, Table: page[i].Name}
+				n := catalog.TableName{Catalog: c.name.Catalog, Schema: c.name.Schema, Table: page[i].Name.Table}
 				loc := ""
-				if page[i].StorageLocation != "" {
-					loc = location.Canonical(page[i].StorageLocation)
+				if page[i].Location != "" {
+					loc = location.Canonical(page[i].Location)
 					v.byLoc[loc] = n.String()
 				}
 				v.byName[strings.ToLower(n.String())] = loc
@@ -525,7 +525,7 @@ func (r *Reconciler) adoptPlan(ctx context.Context, cands []*candidate, byName m
 func (r *Reconciler) adoptOne(ctx context.Context, c *candidate, byName map[string][]string, view *catalogView, viewErr error) (*Result, bool) {
 	a := r.adopter
 	row := func() *Result {
-		return &Result{Table: c.name.String(), Type: uc.TableTypeExternal, Mode: ModeSync}
+		return &Result{Table: c.name.String(), Type: catalog.TableTypeExternal, Mode: ModeSync}
 	}
 	flag := func(err error) *Result {
 		res := row()
@@ -594,14 +594,15 @@ func (r *Reconciler) adoptOne(ctx context.Context, c *candidate, byName map[stri
 	}
 	res := row()
 	res.LogVersion = &snap.Version
-	req, err := r.kind.registration(snap, c.name, c.loc.String())
+	log := LogStateOf(snap, c.loc.String())
+	w, err := r.kind.Registration(c.name, c.loc.String(), log)
 	if err == nil && isCatalogManagedLog(snap) {
 		err = errors.New("the log is catalog-managed (catalogManaged table feature): it is never registered as EXTERNAL")
 	}
 	if err != nil {
 		return flag(flagged(ReasonUnsupported, fmt.Errorf("not registered: %w", err))), true
 	}
-	reg := registrationRow(req)
+	reg := registrationRow(&log)
 	reg.CreateSchema = createSchema
 	res.Registration = &reg
 	if m, ok := r.opts.Selector.Match(c.name.Catalog, c.name.Schema, c.name.Table); ok && m == ModeWarn {
@@ -631,13 +632,13 @@ func (r *Reconciler) adoptOne(ctx context.Context, c *candidate, byName map[stri
 		return res, true
 	}
 	if createSchema {
-		if err := r.kind.createSchema(ctx, c.name); err != nil {
+		if err := r.kind.CreateSchema(ctx, c.name); err != nil {
 			*res = res.fail(failed(ReasonCatalog, fmt.Errorf("creating schema %s.%s: %w", c.name.Catalog, c.name.Schema, err)))
 			return res, true
 		}
 		view.setSchema(c.name)
 	}
-	version, err := r.kind.register(ctx, snap, c.name, req)
+	version, err := r.register(ctx, w)
 	var meanwhile *registeredMeanwhile
 	switch {
 	case errors.As(err, &meanwhile):
@@ -719,59 +720,55 @@ func isCatalogManagedLog(s *deltalog.Snapshot) bool {
 	return false
 }
 
-// register creates the table (createTable) and records the log's version
-// as its watermark (the server stamps 0 at create). When the second
-// request fails, the new table is deleted again: a registration either
-// leaves a record in sync with the log or none.
-func (r *Reconciler) register(ctx context.Context, s *deltalog.Snapshot, name catalog.TableName, req uc.CreateTableRequest) (*uc.LoadTableResponse, error) {
-	created, err := r.opts.Catalog.CreateTable(ctx, name.Catalog, name.Schema, req)
-	if err != nil {
-		switch {
-		case uc.IsAlreadyExists(err):
-			// Re-read: the same location is someone else's registration
-			// of this table, another is a conflict.
-			if ti, gerr := r.opts.Catalog.GetTable(ctx, name.String()); gerr == nil && ti.StorageLocation != "" &&
-				location.Canonical(ti.StorageLocation) == location.Canonical(req.Location) {
-				return nil, &registeredMeanwhile{name: name, loc: req.Location}
-			}
-			return nil, flagged(ReasonConflict, fmt.Errorf("not registered: %s was created meanwhile: %w", name, err))
-		case isRefusal(err):
-			return nil, flagged(ReasonRefused, fmt.Errorf("not registered: the catalog refused the create: %w", err))
+// register sends a registration (the kind creates the record in sync
+// with the log, or leaves none) and writes its audit record. A name
+// taken meanwhile is read again: at the same location it is someone
+// else's registration of this table, elsewhere a conflict.
+func (r *Reconciler) register(ctx context.Context, w *catalog.Write) (*int64, error) {
+	v, err := r.kind.Register(ctx, w)
+	lv := w.LogVersion
+	defer func() { r.auditSent(ctx, w, nil, &lv, catalog.Sent{}, err, nil, nil) }()
+	switch {
+	case err == nil:
+		return v, nil
+	case errors.Is(err, catalog.ErrUnsupported):
+		return nil, flagged(ReasonUnsupported, fmt.Errorf("not registered: %w", err))
+	case errors.Is(err, catalog.ErrRefused):
+		return nil, flagged(ReasonRefused, fmt.Errorf("not registered: the catalog refused the create: %w", err))
+	}
+	// Taken meanwhile (already exists; on HMS 4 two creates of a name at
+	// once leave the loser another error): whatever the error, a table
+	// now there is read again.
+	read, rerr := r.kind.Load(ctx, w.Table, nil)
+	if rerr == nil || errors.Is(rerr, catalog.ErrNotDelta) {
+		at := ""
+		if read != nil {
+			at = textOr(read.StorageLocation, read.Location)
 		}
-		return nil, failed(ReasonCatalog, fmt.Errorf("registering %s: %w", name, err))
-	}
-	if v := created.Metadata.LastCommitVersion; v != nil && *v == s.Version {
-		return created, nil
-	}
-	up := uc.UpdateTableRequest{
-		Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: created.Metadata.TableUUID}},
-		Updates: []uc.Update{uc.UpdateMetadataSnapshotVersion{
-			LastCommitVersion: s.Version, LastCommitTimestampMs: s.CommitTimestamp}},
-	}
-	v := s.Version
-	out, err := r.updateTable(ctx, name, up, nil, &v)
-	if err != nil {
-		// Detached: the rollback must run even when ctx is what failed.
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if derr := r.opts.Catalog.DeleteTable(dctx, name.String()); derr != nil && !uc.IsNotFound(derr) {
-			return nil, failed(ReasonCatalog, fmt.Errorf("registering %s: recording version %d: %w; deleting the new table again failed too: %v", name, s.Version, err, derr))
+		want := location.Canonical(w.Location)
+		if at != "" && location.Canonical(at) == want {
+			return nil, &registeredMeanwhile{name: w.Table, loc: w.Location}
 		}
-		return nil, failed(ReasonCatalog, fmt.Errorf("registering %s: recording version %d: %w (the new table was deleted again)", name, s.Version, err))
+		return nil, flagged(ReasonConflict, fmt.Errorf("not registered: %s was created meanwhile at %s: %w", w.Table, textOr(at, "another location"), err))
 	}
-	return out, nil
+	if errors.Is(err, catalog.ErrAlreadyExists) {
+		return nil, flagged(ReasonConflict, fmt.Errorf("not registered: %s was created meanwhile: %w", w.Table, err))
+	}
+	return nil, failed(ReasonCatalog, fmt.Errorf("registering %s: %w", w.Table, err))
 }
 
-func isRefusal(err error) bool {
-	_, ok := uc.AsRefusal(err)
-	return ok
-}
-
-// registrationRow is the plan row of a create request.
-func registrationRow(req uc.CreateTableRequest) Registration {
-	reg := Registration{Location: req.Location, Partitioning: req.PartitionColumns, Properties: req.Properties,
-		Comment: req.Comment, Protocol: req.Protocol}
-	for _, f := range req.Columns.Fields {
+// registrationRow is the plan row of a registration: the record it
+// creates, as the log describes it.
+func registrationRow(log *plan.LogState) Registration {
+	reg := Registration{Location: log.Location, Partitioning: nonNil(log.PartitionColumns), Comment: log.Description, Protocol: log.Protocol,
+		Properties: map[string]string{}}
+	for k, v := range log.Configuration {
+		if !catalog.IsDerivedProperty(k) {
+			reg.Properties[k] = v
+		}
+	}
+	cols, _ := catalog.ColumnsFromSchemaString(log.SchemaString)
+	for _, f := range cols.Fields {
 		typ, _ := f.Type.MarshalJSON()
 		col := f.Name + " " + strings.Trim(string(typ), `"`)
 		if !f.Nullable {
@@ -779,13 +776,19 @@ func registrationRow(req uc.CreateTableRequest) Registration {
 		}
 		reg.Columns = append(reg.Columns, col)
 	}
-	if req.DomainMetadata != nil && req.DomainMetadata.Clustering != nil {
-		reg.Clustering = *req.DomainMetadata.Clustering
-	}
+	reg.Clustering = log.Clustering
 	if len(reg.Properties) == 0 {
 		reg.Properties = nil
 	}
 	return reg
+}
+
+// nonNil returns s, or an empty slice for nil.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // orphaned is the problem of a record whose location holds no Delta log.

@@ -11,17 +11,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/catalog/hms"
-	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/audit"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
-// ApplyOptions configures Apply. Catalog is required for a plan made for
-// Unity Catalog, HMS for one made for a Hive Metastore.
+// ApplyOptions configures Apply. Catalog is required: the catalog the
+// plan was made for (SavedPlan.CheckCatalog).
 type ApplyOptions struct {
-	Catalog *uc.Client
-	HMS     *HMSOptions
+	Catalog catalog.Kind
 	Audit   AuditOptions
 	Logger  *zap.Logger
 	// Now is the clock (default time.Now).
@@ -109,13 +106,23 @@ func Apply(ctx context.Context, opts ApplyOptions, sp *SavedPlan) *ApplyReport {
 	rep := &ApplyReport{}
 	for i := range sp.Tables {
 		t := &sp.Tables[i]
-		res := ApplyResult{Table: t.Table, Actions: uc.ActionNames(t.Updates), EtagBefore: t.Etag}
-		etag, err := opts.send(ctx, t)
-		lw := lostWrite{tableID: t.TableID, etagBefore: t.Etag, etagMoves: t.Metastore == nil, updates: t.Updates}
-		if t.Metastore != nil {
-			lw.written = etag // the guard value WriteFrom set, also when its answer was lost
+		res := ApplyResult{Table: t.Table, Actions: t.Actions, EtagBefore: t.Etag}
+		w, err := opts.write(t, sp.CatalogKind)
+		var sent catalog.Sent
+		if err == nil {
+			sent, err = opts.Catalog.Send(ctx, w)
 		}
-		lost, err := settle(ctx, err, &lw, func(ctx context.Context) (*plan.Record, error) { return opts.readBack(ctx, t) })
+		lw := lostWrite{tableID: t.TableID, etagBefore: t.Etag, edit: t.Edit}
+		if w != nil {
+			lw = lostOf(w, sent)
+		}
+		lost, err := settle(ctx, err, &lw, func(ctx context.Context) (*plan.Record, error) {
+			read, err := opts.Catalog.Load(ctx, w.Table, nil)
+			if err != nil {
+				return nil, err
+			}
+			return &read.Record, nil
+		})
 		res.Outcome = writeOutcome(err)
 		var etagAfter *string
 		switch {
@@ -126,25 +133,25 @@ func Apply(ctx context.Context, opts ApplyOptions, sp *SavedPlan) *ApplyReport {
 				etagAfter = &res.EtagAfter
 			}
 		case err == nil:
-			res.EtagAfter = etag // "" on HMS 3, as a sync's audit record says
+			res.EtagAfter = sent.Etag // "" on HMS 3, as a sync's audit record says
 			etagAfter = &res.EtagAfter
-		case uc.IsConflict(err), errors.Is(err, hms.ErrConflict):
+		case errors.Is(err, catalog.ErrConflict):
 			res.Reason = whyStale
-			if errors.Is(err, errStaleHMS) {
-				res.Reason += " (" + err.Error() + ")"
+			if detail := strings.TrimPrefix(err.Error(), catalog.ErrConflict.Error()); !sent.Own && detail != "" {
+				res.Reason += " (" + strings.TrimPrefix(detail, ": ") + ")"
 			}
-		case uc.IsNotFound(err), errors.Is(err, hms.ErrNotFound):
+		case errors.Is(err, catalog.ErrNotFound):
 			res.Reason = "the table no longer exists: plan again"
 		default:
-			if rf, ok := uc.AsRefusal(err); ok {
+			if rf, ok := catalog.AsRefusal(err); ok {
 				res.Reason = refusalText(rf)
 			} else {
 				res.Reason = err.Error()
 			}
 		}
 		lv := t.LogVersion
-		w := auditWrite{table: t.Table, tableID: t.TableID, etagBefore: t.Etag, updates: t.Updates, changes: t.Changes, logVersion: &lv}
-		if aerr := opts.Audit.record(now(), w, res.Outcome, etagAfter, res.Reason); aerr != nil {
+		aw := auditWrite{table: t.Table, tableID: t.TableID, etagBefore: t.Etag, actions: t.Actions, changes: t.Changes, logVersion: &lv}
+		if aerr := opts.Audit.record(now(), aw, res.Outcome, etagAfter, res.Reason); aerr != nil {
 			l.Error("audit record not written", zap.String("table", t.Table), zap.Error(aerr))
 		}
 		if err != nil {
@@ -157,102 +164,13 @@ func Apply(ctx context.Context, opts ApplyOptions, sp *SavedPlan) *ApplyReport {
 	return rep
 }
 
-// send sends one table's saved write and returns the etag it left ("" on
-// HMS 3, where the server sets transient_lastDdlTime itself).
-func (opts *ApplyOptions) send(ctx context.Context, t *SavedTable) (string, error) {
-	name, err := catalog.ParseTableName(t.Table)
-	if err != nil {
-		return "", err
-	}
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	if t.Metastore != nil {
-		if opts.HMS == nil || opts.HMS.Client == nil {
-			return "", fmt.Errorf("table %s: the plan's write is a Hive Metastore's; this catalog is not one", t.Table)
-		}
-		return applyHMS(ctx, opts.HMS, name, t, opts.now())
-	}
+// write is a saved table's write, for this catalog's kind to send.
+func (opts *ApplyOptions) write(t *SavedTable, kind string) (*catalog.Write, error) {
 	if opts.Catalog == nil {
-		return "", fmt.Errorf("table %s: the plan's write is Unity Catalog's; this catalog is not one", t.Table)
+		return nil, errors.New("no catalog to apply to")
 	}
-	resp, err := opts.Catalog.UpdateTable(ctx, name, t.request())
-	if err != nil {
-		return "", err
+	if kind != opts.Catalog.Name() {
+		return nil, fmt.Errorf("table %s: the plan's write is a %s's; this catalog is a %s", t.Table, kindTitleOf(kind), kindTitle(opts.Catalog))
 	}
-	return resp.Metadata.Etag, nil
-}
-
-// readBack reads a saved table's record again, to resolve a write whose
-// answer was lost.
-func (opts *ApplyOptions) readBack(ctx context.Context, t *SavedTable) (*plan.Record, error) {
-	name, err := catalog.ParseTableName(t.Table)
-	if err != nil {
-		return nil, err
-	}
-	if t.Metastore != nil {
-		if opts.HMS == nil || opts.HMS.Client == nil {
-			return nil, errors.New("no Hive Metastore client")
-		}
-		cur, err := opts.HMS.Client.GetTable(ctx, name.Schema, name.Table)
-		if err != nil {
-			return nil, err
-		}
-		rec, err := hmsRecordOf(name, cur)
-		return &rec, err
-	}
-	if opts.Catalog == nil {
-		return nil, errors.New("no Unity Catalog client")
-	}
-	_, rec, err := readUC(ctx, opts.Catalog, name, t.Updates)
-	return rec, err
-}
-
-func (opts *ApplyOptions) now() time.Time {
-	if opts.Now != nil {
-		return opts.Now()
-	}
-	return time.Now()
-}
-
-// errStaleHMS marks a saved HMS write whose record is no longer the one
-// the plan was made from (checked before anything is sent).
-var errStaleHMS = fmt.Errorf("%w: stale record", hms.ErrConflict)
-
-// applyHMS sends a saved HMS write: the table is read again (one
-// get_table_req) and must still be the record the plan was made from —
-// the same table (name and createTime: its table_id), the same
-// transient_lastDdlTime (the etag) and the same fingerprint of every
-// parameter, serde parameter and column (so an edit in the same second,
-// which leaves transient_lastDdlTime as it was, is seen too); then the
-// saved edit, made to that record, is written the way a sync writes
-// (hms.Client.WriteFrom: the expected-parameter guard on HMS 4, the table
-// lock and a re-read under it on HMS 3). Nothing is reloaded, re-planned
-// or retried: a record that moved is refused as stale.
-func applyHMS(ctx context.Context, o *HMSOptions, name catalog.TableName, t *SavedTable, now time.Time) (string, error) {
-	want := o.Name
-	if want == "" {
-		want = DefaultHMSName
-	}
-	if !strings.EqualFold(name.Catalog, want) {
-		return "", fmt.Errorf("table %s: not a table of this metastore (catalog.name %s): nothing sent", t.Table, want)
-	}
-	if len(t.Metastore.Columns) > 0 && o.Columns != hms.ColumnsReal {
-		return "", fmt.Errorf("table %s: the plan sets the HMS columns, and catalog.columns is not real here: nothing sent", t.Table)
-	}
-	cur, err := o.Client.GetTable(ctx, name.Schema, name.Table)
-	if err != nil {
-		return "", err
-	}
-	switch {
-	case hmsTableID(name, cur.Thrift) != t.TableID:
-		return "", fmt.Errorf("%w: the table was dropped and created again (table_id %s, the plan's %s)", errStaleHMS, hmsTableID(name, cur.Thrift), t.TableID)
-	case cur.Thrift.Parameters[hms.KeyDDLTime] != t.Etag:
-		return "", fmt.Errorf("%w: %s is %q, the plan's %q", errStaleHMS, hms.KeyDDLTime, cur.Thrift.Parameters[hms.KeyDDLTime], t.Etag)
-	case recordFingerprint(cur.Thrift) != t.RecordFingerprint:
-		return "", fmt.Errorf("%w: its parameters, serde parameters or columns changed (record_fingerprint %s, the plan's %s)", errStaleHMS, recordFingerprint(cur.Thrift), t.RecordFingerprint)
-	case !hms.IsDelta(cur.Thrift):
-		return "", fmt.Errorf("%w: not a Delta table: %s", errStaleHMS, notDeltaHMS(cur.Thrift))
-	}
-	return o.Client.WriteFrom(ctx, cur, t.Metastore.ApplyTo(cur.Thrift), now, o.LockWait)
+	return t.write(kind)
 }

@@ -4,10 +4,6 @@ import (
 	"context"
 	"time"
 
-	"go.uber.org/zap"
-
-	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/audit"
 	"github.com/deltasync/deltasync/sync/plan"
 )
@@ -29,7 +25,7 @@ type auditWrite struct {
 	table      string
 	tableID    string
 	etagBefore string
-	updates    []uc.Update
+	actions    []string
 	changes    []plan.Change
 	logVersion *int64
 	// resolves is the time of the unknown record this one resolves.
@@ -60,7 +56,7 @@ func (a *AuditOptions) record(now time.Time, w auditWrite, outcome audit.Outcome
 		return nil
 	}
 	rec := audit.Record{Time: now, Cycle: w.cycle, Command: a.Command, Table: w.table, TableID: w.tableID,
-		EtagBefore: w.etagBefore, EtagAfter: etagAfter, Outcome: outcome, Actions: uc.ActionNames(w.updates),
+		EtagBefore: w.etagBefore, EtagAfter: etagAfter, Outcome: outcome, Actions: w.actions,
 		Reason: reason, Resolves: w.resolves, LogVersion: w.logVersion, DeltasyncVersion: a.Version}
 	for _, c := range w.changes {
 		rec.Changes = append(rec.Changes, auditChange(c))
@@ -110,12 +106,12 @@ func changeAction(c plan.Change) string {
 	return "" // location, UniForm: never written
 }
 
-// changesSent keeps the changes that updates carry: a resend without a
-// refused action (split.go) did not carry its changes.
-func changesSent(changes []plan.Change, updates []uc.Update) []plan.Change {
+// changesSent keeps the changes that a write's actions carry: a resend
+// without a refused action (write.go) did not carry its changes.
+func changesSent(changes []plan.Change, actions []string) []plan.Change {
 	sent := map[string]bool{}
-	for _, u := range updates {
-		sent[u.Action()] = true
+	for _, a := range actions {
+		sent[a] = true
 	}
 	var out []plan.Change
 	for _, c := range changes {
@@ -124,107 +120,6 @@ func changesSent(changes []plan.Change, updates []uc.Update) []plan.Change {
 		}
 	}
 	return out
-}
-
-// guards returns the uuid and etag an update request asserts.
-func guards(req uc.UpdateTableRequest) (uuid, etag string) {
-	for _, q := range req.Requirements {
-		switch v := q.(type) {
-		case uc.AssertTableUUID:
-			uuid = v.UUID
-		case uc.AssertEtag:
-			etag = v.Etag
-		}
-	}
-	return uuid, etag
-}
-
-// updateTable sends one updateTable and writes its audit record: synced
-// with the etag the catalog answered, refused with why, or — for an
-// answer lost — what the record read again shows (resolve.go): a write
-// the record holds is synced, and returned as if answered, with the record
-// read. changes are the plan's changes; those the request carries are
-// recorded.
-func (r *Reconciler) updateTable(ctx context.Context, name catalog.TableName, req uc.UpdateTableRequest, changes []plan.Change, logVersion *int64) (*uc.LoadTableResponse, error) {
-	lt, err := r.opts.Catalog.UpdateTable(ctx, name, req)
-	uuid, etag := guards(req)
-	lw := lostWrite{tableID: uuid, etagBefore: etag, etagMoves: true, updates: req.Updates}
-	res, err := settle(ctx, err, &lw, func(ctx context.Context) (*plan.Record, error) {
-		read, rec, err := readUC(ctx, r.opts.Catalog, name, req.Updates)
-		lt = read
-		return rec, err
-	})
-	if err != nil {
-		lt = nil
-	}
-	r.auditWrite(ctx, name, req, changesSent(changes, req.Updates), logVersion, lt, err, res, &lw)
-	return lt, err
-}
-
-// readUC reads a Unity Catalog record to resolve a lost answer: the
-// Delta API's, and the classic one's comment when the write set it.
-func readUC(ctx context.Context, c *uc.Client, name catalog.TableName, updates []uc.Update) (*uc.LoadTableResponse, *plan.Record, error) {
-	lt, err := c.LoadTable(ctx, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	comment := ""
-	for _, u := range updates {
-		if _, ok := u.(uc.SetTableComment); ok {
-			ti, err := c.GetTable(ctx, name.String())
-			if err != nil {
-				return nil, nil, err
-			}
-			comment = ti.Comment
-		}
-	}
-	rec := RecordOf(name, lt, comment, "")
-	return lt, &rec, nil
-}
-
-// auditWrite writes a write's audit record: from its answer (lt, err), or
-// from res when the answer was lost (settle). A write still unknown is
-// kept for its table's next reconcile to resolve (lw).
-func (r *Reconciler) auditWrite(ctx context.Context, name catalog.TableName, req uc.UpdateTableRequest, changes []plan.Change, logVersion *int64, lt *uc.LoadTableResponse, err error, res *resolution, lw *lostWrite) {
-	if r.opts.Audit.Writer == nil {
-		return
-	}
-	uuid, etag := guards(req)
-	w := auditWrite{cycle: cycleOf(ctx), table: name.String(), tableID: uuid, etagBefore: etag, updates: req.Updates,
-		changes: changes, logVersion: logVersion}
-	var after *string
-	outcome, reason := writeOutcome(err), ""
-	if err == nil && lt != nil {
-		after = &lt.Metadata.Etag
-	} else if err != nil {
-		reason = err.Error()
-	}
-	if res != nil {
-		outcome, reason = res.outcome, res.why
-		if res.outcome == audit.OutcomeSynced {
-			after = &res.etagAfter
-		}
-	}
-	now := r.opts.Now()
-	if outcome == audit.OutcomeUnknown && lw != nil {
-		r.lost.put(name.String(), unresolved{w: w, lost: *lw, at: now})
-	}
-	if aerr := r.opts.Audit.record(now, w, outcome, after, reason); aerr != nil {
-		r.logger(ctx).Error("audit record not written", zap.String("table", name.String()), zap.Error(aerr))
-	}
-}
-
-// auditHeld writes the audit record of an update held for its
-// destructive changes: nothing was sent.
-func (r *Reconciler) auditHeld(ctx context.Context, t Target, rec *plan.Record, updates []uc.Update, changes []plan.Change, logVersion *int64, reason string) {
-	if r.opts.Audit.Writer == nil {
-		return
-	}
-	w := auditWrite{cycle: cycleOf(ctx), table: t.Name.String(), tableID: rec.ID, etagBefore: rec.Etag, updates: updates,
-		changes: changes, logVersion: logVersion}
-	if aerr := r.opts.Audit.record(r.opts.Now(), w, audit.OutcomeHeld, nil, reason); aerr != nil {
-		r.logger(ctx).Error("audit record not written", zap.String("table", t.Name.String()), zap.Error(aerr))
-	}
 }
 
 // cycleOf returns the cycle ctx is tagged with (withCycle), or nil.

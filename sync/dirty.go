@@ -181,12 +181,16 @@ func (d *Dirty) enterTable(t Target) func() {
 		l = make(chan struct{}, 1)
 		d.locks[name] = l
 	}
-	// Not the record the listing read (a Hive Metastore's, Target.native):
-	// it is the cycle's, stale by the time an event reconciles the table
-	// (the cycle may have written since), and an event's reconcile reads
-	// the record afresh.
+	// Not the record the listing read (a Hive Metastore's,
+	// Listed.Answer): it is the cycle's, stale by the time an event
+	// reconciles the table (the cycle may have written since), and an
+	// event's reconcile reads the record afresh.
 	kept := t
-	kept.native = nil
+	if kept.Listed != nil {
+		l := *kept.Listed
+		l.Answer = nil
+		kept.Listed = &l
+	}
 	d.table(name).target = kept
 	d.mu.Unlock()
 	l <- struct{}{}

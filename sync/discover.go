@@ -2,15 +2,11 @@ package sync
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/catalog/uc"
 )
 
 // Skipped is a selected table that is not reconciled, with the reason.
@@ -19,20 +15,19 @@ type Skipped struct {
 	Reason string `json:"reason"`
 }
 
-// discover lists the catalogs and schemas the selector can match and hands
-// emit each Delta table this shard owns as soon as its listing page arrives
-// (pages of one schema in the server's order, schemas and catalogs in
-// theirs). Non-Delta tables are returned as skipped, sorted. Explicitly named
-// tables are emitted after the listing when no page showed them, so a missing
-// table is reported. Listing errors are collected; what could be listed is
-// still emitted, and the named tables are emitted whatever the listing did.
-// emit returning false stops the listing (cancellation).
+// discover lists, through the kind, the catalogs and schemas the
+// selector (or a register rule) can match and hands emit each Delta
+// table this shard owns as soon as its listing page arrives. Non-Delta
+// tables are returned as skipped, sorted. Explicitly named tables are
+// emitted after the listing when no page showed them, so a missing table
+// is reported. Listing errors are collected; what could be listed is
+// still emitted, and the named tables are emitted whatever the listing
+// did. emit returning false stops the listing (cancellation).
 func (r *Reconciler) discover(ctx context.Context, emit func(Target) bool) ([]Skipped, error) {
 	sel := r.opts.Selector
-	var errs []error
 	var skipped []Skipped
 	seen := map[string]bool{}
-	stop := errors.New("stopped")
+	stopped := false
 	add := func(t Target) bool {
 		key := strings.ToLower(t.Name.String())
 		if !r.opts.Shard.Owns(t.Name.String()) || seen[key] || r.adopter.registeredNow(t.Name.String()) {
@@ -41,71 +36,30 @@ func (r *Reconciler) discover(ctx context.Context, emit func(Target) bool) ([]Sk
 		seen[key] = true
 		return emit(t)
 	}
-
-	catalogs, all := sel.Catalogs()
-	if ac, aall := r.adopter.catalogs(); aall {
-		all = true
-	} else {
-		for _, c := range ac {
-			if !slices.ContainsFunc(catalogs, func(x string) bool { return strings.EqualFold(x, c) }) {
-				catalogs = append(catalogs, c)
-			}
+	err := r.kind.List(ctx, scope{r}, func(l catalog.Listed) bool {
+		n := l.Name
+		mode, ok := sel.Match(n.Catalog, n.Schema, n.Table)
+		if !ok {
+			// A table a register rule describes is kept in sync unless
+			// a tables[] rule says otherwise.
+			mode, ok = r.adopter.adoptedMode(n, &l)
 		}
-	}
-	if all {
-		cs, err := r.opts.Catalog.ListCatalogs(ctx)
-		if err != nil {
-			// The named tables need no listing: they still run (below).
-			errs = append(errs, fmt.Errorf("listing catalogs: %w", err))
+		if !ok || !r.opts.Shard.Owns(n.String()) {
+			return true
 		}
-		catalogs = catalogs[:0]
-		for _, c := range cs {
-			catalogs = append(catalogs, c.Name)
+		if l.NotDelta != "" {
+			seen[strings.ToLower(n.String())] = true
+			skipped = append(skipped, Skipped{Table: n.String(), Reason: l.NotDelta})
+			return true
 		}
-	}
-	for _, c := range catalogs {
-		schemas, err := r.opts.Catalog.ListSchemas(ctx, c)
-		if err != nil {
-			if !uc.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("listing schemas of %s: %w", c, err))
-			}
-			continue
+		if !add(Target{Name: n, Mode: mode, Listed: &l}) {
+			stopped = true
+			return false
 		}
-		for _, s := range schemas {
-			if !sel.MayMatchSchema(c, s.Name) && !r.adopter.mayMatchSchema(c, s.Name) {
-				continue
-			}
-			err := r.opts.Catalog.ListTablesPages(ctx, c, s.Name, func(page []uc.TableInfo) error {
-				for i := range page {
-					ti := &page[i]
-					n := catalog.TableName{Catalog: c, Schema: s.Name, Table: ti.Name}
-					mode, ok := sel.Match(n.Catalog, n.Schema, n.Table)
-					if !ok {
-						// A table a register rule describes is kept in
-						// sync unless a tables[] rule says otherwise.
-						mode, ok = r.adopter.adoptedMode(n, ti)
-					}
-					if !ok || !r.opts.Shard.Owns(n.String()) {
-						continue
-					}
-					if why := notDelta(ti); why != "" {
-						seen[strings.ToLower(n.String())] = true
-						skipped = append(skipped, Skipped{Table: n.String(), Reason: why})
-						continue
-					}
-					if !add(Target{Name: n, Mode: mode, Listed: ti}) {
-						return stop
-					}
-				}
-				return nil
-			})
-			if errors.Is(err, stop) {
-				return sortSkipped(skipped), errors.Join(errs...)
-			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("listing tables of %s.%s: %w", c, s.Name, err))
-			}
-		}
+		return true
+	})
+	if stopped {
+		return sortSkipped(skipped), err
 	}
 	for _, e := range sel.Explicit() {
 		n := catalog.TableName{Catalog: e[0], Schema: e[1], Table: e[2]}
@@ -115,25 +69,44 @@ func (r *Reconciler) discover(ctx context.Context, emit func(Target) bool) ([]Sk
 			}
 		}
 	}
-	return sortSkipped(skipped), errors.Join(errs...)
+	return sortSkipped(skipped), err
+}
+
+// scope is what a cycle's listing may skip (catalog.Scope): what the
+// selector or a register rule may match, of this shard.
+type scope struct{ r *Reconciler }
+
+func (s scope) Catalogs() ([]string, bool) {
+	catalogs, all := s.r.opts.Selector.Catalogs()
+	ac, aall := s.r.adopter.catalogs()
+	if aall {
+		return nil, true
+	}
+	for _, c := range ac {
+		if !slices.ContainsFunc(catalogs, func(x string) bool { return strings.EqualFold(x, c) }) {
+			catalogs = append(catalogs, c)
+		}
+	}
+	return catalogs, all
+}
+
+func (s scope) MayMatchSchema(catalogName, schema string) bool {
+	return s.r.opts.Selector.MayMatchSchema(catalogName, schema) || s.r.adopter.mayMatchSchema(catalogName, schema)
+}
+
+func (s scope) Wants(n catalog.TableName) bool {
+	if !s.r.opts.Shard.Owns(n.String()) {
+		return false
+	}
+	if _, ok := s.r.opts.Selector.Match(n.Catalog, n.Schema, n.Table); ok {
+		return true
+	}
+	return s.r.adopter.mayMatchSchema(n.Catalog, n.Schema) // read, to see whether a register rule describes it
 }
 
 func sortSkipped(s []Skipped) []Skipped {
 	sort.Slice(s, func(i, j int) bool { return s[i].Table < s[j].Table })
 	return s
-}
-
-// notDelta says why a listed table is not a Delta table deltasync can
-// reconcile ("" when it is, or when the listing does not say).
-func notDelta(ti *uc.TableInfo) string {
-	typ := strings.ToUpper(ti.TableType)
-	if typ != "" && typ != uc.TableTypeManaged && typ != uc.TableTypeExternal {
-		return fmt.Sprintf("table type %s is not a Delta table", typ)
-	}
-	if f := strings.ToUpper(ti.DataSourceFormat); f != "" && f != "DELTA" {
-		return fmt.Sprintf("data source format %s is not Delta", f)
-	}
-	return ""
 }
 
 // listedRefusal refuses a listed table whose storage location the storage
@@ -144,26 +117,15 @@ func notDelta(ti *uc.TableInfo) string {
 // when the listing names no location or the policy allows it.
 func (r *Reconciler) listedRefusal(t Target) (Result, bool) {
 	l := t.Listed
-	if l == nil || l.StorageLocation == "" {
+	if l == nil || l.Location == "" {
 		return Result{}, false
 	}
-	_, _, err := r.opts.Storage.Resolve(l.StorageLocation)
+	_, _, err := r.opts.Storage.Resolve(l.Location)
 	p := refused(err)
 	if p == nil {
 		return Result{}, false
 	}
-	res := Result{Table: t.Name.String(), Type: tableType(l.TableType), TableID: l.TableID, Mode: t.Mode,
-		Attempts: 1, CatalogVersion: listedVersion(l)}
+	res := Result{Table: t.Name.String(), Type: tableType(l.Type), TableID: l.ID, Mode: t.Mode,
+		Attempts: 1, CatalogVersion: l.Version}
 	return res.fail(p), true
-}
-
-// listedVersion is the watermark a listed record carries
-// (delta.lastUpdateVersion, from which the Delta API's last-commit-version
-// is parsed), or nil.
-func listedVersion(l *uc.TableInfo) *int64 {
-	v, err := strconv.ParseInt(l.Properties[catalog.PropLastUpdateVersion], 10, 64)
-	if err != nil {
-		return nil
-	}
-	return &v
 }

@@ -8,7 +8,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 )
 
@@ -69,7 +68,7 @@ func (r *Reconciler) fastPath(ctx context.Context, st *tableState, t Target) (Re
 	v := &st.verified
 	l := t.Listed
 	if l == nil || l.UpdatedAt == 0 || v.until.IsZero() || !r.opts.Now().Before(v.until.Time()) ||
-		l.UpdatedAt != v.updatedAt || l.TableID != v.tableID || l.StorageLocation != v.listedLoc ||
+		l.UpdatedAt != v.updatedAt || l.ID != v.tableID || l.Location != v.listedLoc ||
 		t.Mode != v.mode || st.table == nil || st.snap == nil || st.snap.Version != v.version {
 		// Only a table not verified at this listed location is checked
 		// against the policy here: a verified one was read there under
@@ -164,10 +163,10 @@ func (r *Reconciler) remember(st *tableState, t Target, res *Result, recs record
 	}
 	// Kept for every table between cycles: the listed location is mostly
 	// the catalog's location the state already holds.
-	listedLoc := reuseIfSame(st.loc, t.Listed.StorageLocation)
+	listedLoc := reuseIfSame(st.loc, t.Listed.Location)
 	st.verified = verified{
 		until:     compactTimeOf(r.opts.Now().Add(resync)),
-		updatedAt: updatedAt, tableID: t.Listed.TableID, listedLoc: listedLoc,
+		updatedAt: updatedAt, tableID: t.Listed.ID, listedLoc: listedLoc,
 		version: *res.LogVersion, mode: t.Mode, typ: tableType(res.Type),
 		flagged: flagged,
 	}
@@ -178,10 +177,10 @@ func (r *Reconciler) remember(st *tableState, t Target, res *Result, recs record
 // every answer.
 func tableType(s string) string {
 	switch s {
-	case uc.TableTypeExternal:
-		return uc.TableTypeExternal
-	case uc.TableTypeManaged:
-		return uc.TableTypeManaged
+	case catalog.TableTypeExternal:
+		return catalog.TableTypeExternal
+	case catalog.TableTypeManaged:
+		return catalog.TableTypeManaged
 	}
 	return s
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync/plan"
 )
@@ -202,17 +201,15 @@ func (r *Reconciler) mayReuse(tl *tableLog, rec plan.Record, openURL string, fre
 // picks the one whose prefix is the longest match of the location. A
 // catalog without the Delta API vends them by table id (readonly.go).
 func (r *Reconciler) credentials(ctx context.Context, rec plan.Record) (vended, error) {
-	var c uc.Credentials
+	v, ok := r.opts.Catalog.(catalog.Vendor)
+	if !ok {
+		return vended{}, fmt.Errorf("vending READ credentials: a %s vends none", kindTitle(r.opts.Catalog))
+	}
 	if err := r.turns.take(ctx); err != nil {
 		return vended{}, fmt.Errorf("vending READ credentials: %w", err)
 	}
-	var err error
 	defer r.turns.give()
-	if r.readOnly(rec.Name.Catalog) {
-		c, err = r.classicCredentials(ctx, rec)
-	} else {
-		c, err = r.opts.Catalog.ReadCredentials(ctx, rec.Name, rec.Location)
-	}
+	c, err := v.ReadCredentials(ctx, rec)
 	if err != nil {
 		return vended{}, fmt.Errorf("vending READ credentials: %w", err)
 	}

@@ -2,6 +2,8 @@ package sync
 
 import (
 	"context"
+	"errors"
+	"github.com/deltasync/deltasync/catalog"
 	"runtime"
 	"strconv"
 	"sync/atomic"
@@ -9,7 +11,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 )
 
@@ -333,5 +334,32 @@ func (m *Metrics) CatalogRetrySleep(ctx context.Context, d time.Duration) error 
 		m.catalogRetryWaiting.Inc()
 		defer m.catalogRetryWaiting.Dec()
 	}
-	return uc.Sleep(ctx, d)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// ObserveMetastore is a catalog/hms Options.Observer: it counts one
+// metastore call as a catalog request (operation = the Thrift call), with
+// the status an HTTP catalog would have answered: 200, 404 (not found),
+// 409 (a failed guard), 400 (refused, or a name taken), or "error".
+func (m *Metrics) ObserveMetastore(op string, d time.Duration, err error) {
+	status := 200
+	switch {
+	case err == nil:
+	case errors.Is(err, catalog.ErrNotFound):
+		status = 404
+	case errors.Is(err, catalog.ErrConflict):
+		status = 409
+	case errors.Is(err, catalog.ErrRefused), errors.Is(err, catalog.ErrAlreadyExists):
+		status = 400
+	default:
+		status = 0
+	}
+	m.ObserveCatalog(op, status, d, err)
 }

@@ -44,11 +44,7 @@ func (r *Reconciler) notify(ctx context.Context, res Result, n *notice) {
 	if r.opts.Notifier == nil {
 		return
 	}
-	kind := KindUnityCatalog
-	if r.opts.HMS != nil {
-		kind = KindHiveMetastore
-	}
-	no := Notice{Result: res, CatalogKind: kind, Cycle: cycleOf(ctx)}
+	no := Notice{Result: res, CatalogKind: r.opts.Catalog.Name(), Cycle: cycleOf(ctx)}
 	if n != nil {
 		no.Location, no.SchemaString = n.location, n.schemaString
 	}

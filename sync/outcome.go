@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
@@ -138,18 +137,15 @@ func flagDrift(status Status, errorReason ErrorReason, format string, args ...an
 
 // decision is decide's answer for one table: the ruling, the plan it was
 // made on (nil when empty), its read-only UniForm drift, and with
-// verdictWrite or verdictDryRun the updates; a dry run's pre-flight check
+// verdictWrite or verdictDryRun the write; a dry run's pre-flight check
 // may refuse them (refused, err).
 type decision struct {
 	ruling
 	plan    *plan.Plan
 	uniform *plan.UniformDrift
-	updates []uc.Update
+	write   *catalog.Write
 	refused *catalog.Refusal
 	err     error
-	// saved is, in a dry run, what a saved plan keeps of the kind's own
-	// write (catalogKind.saved; nil for Unity Catalog).
-	saved *SavedWrite
 	// held is HeldDestructive for an update held for its destructive
 	// changes (verdictFlag, updates set: what was held).
 	held string

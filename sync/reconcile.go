@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync/plan"
 )
@@ -18,14 +18,11 @@ import (
 type Target struct {
 	Name catalog.TableName
 	Mode Mode
-	// Listed is the table's record in this cycle's listing (columns not
-	// decoded), or nil. With it an unchanged table can be confirmed without
-	// a per-table catalog request (see Options.ResyncInterval); without it
-	// the table is always fully re-read.
-	Listed *uc.TableInfo
-	// native is what the catalog kind's listing read of the table
-	// (catalogKind.load may plan from it); nil for Unity Catalog.
-	native any
+	// Listed is the table's entry in this cycle's listing, or nil. With it
+	// an unchanged table can be confirmed without a per-table catalog
+	// request (see Options.ResyncInterval), and the kind may plan from
+	// what it carries; without it the table is always fully re-read.
+	Listed *catalog.Listed
 }
 
 // Result is what one reconcile found and did.
@@ -51,18 +48,15 @@ type Result struct {
 	// NotApplied is set when the update carrying Actions failed, so the
 	// catalog record was not changed.
 	NotApplied bool `json:"not_applied,omitempty"`
-	// Updates are the typed actions behind Actions.
-	Updates []uc.Update `json:"-"`
+	// Write is the guarded write behind Actions: sent, or in a dry run
+	// what would be (what a saved plan keeps), or held.
+	Write *catalog.Write `json:"-"`
 	// Refused is the catalog's answer when it refused the update (or its
 	// pre-flight check did); ErrorReason is then ReasonRefused.
 	Refused *catalog.Refusal `json:"refused,omitempty"`
 	// Registration is what a register rule creates (or would) for a
 	// table found in storage (adopt.go).
 	Registration *Registration `json:"register,omitempty"`
-	// SavedWrite is, in a dry run of a catalog kind whose write is not the
-	// Delta API updates (a Hive Metastore), what a saved plan keeps of the
-	// write (NewSavedPlan); nil otherwise.
-	SavedWrite *SavedWrite `json:"-"`
 	// Held is HeldDestructive when the update carries destructive changes
 	// and the table's rule holds them (OnDestructiveHold): nothing of it
 	// was sent. Updates and Actions are then what was held.
@@ -176,7 +170,7 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 		d := r.decide(t, &seen)
 		uniform = d.uniform
 		if d.held != "" && !r.opts.DryRun {
-			r.auditHeld(ctx, t, &seen.rec, d.updates, d.plan.Changes(), seen.logVersion, d.reason)
+			r.auditHeld(ctx, d.write, d.plan.Changes(), seen.logVersion, d.reason)
 		}
 		if d.verdict != verdictWrite {
 			if d.plan == nil && d.verdict == verdictInSync {
@@ -185,7 +179,7 @@ func (r *Reconciler) reconcileFull(ctx context.Context, st *tableState, t Target
 			recs.repeatable = d.repeatable && d.err == nil
 			return end(result(t, attempt, &seen, &d, nil, d.err, uniform))
 		}
-		a, err := r.apply(ctx, t, &seen, d.updates, d.plan.Changes(), attempt)
+		a, err := r.apply(ctx, t, &seen, d.write, d.plan.Changes(), attempt)
 		if errors.Is(err, errRetry) {
 			continue
 		}
@@ -203,7 +197,7 @@ func result(t Target, attempt int, seen *observed, d *decision, a *applied, err 
 	res := Result{Table: t.Name.String(), Mode: t.Mode, Attempts: attempt,
 		Type: seen.rec.Type, TableID: seen.rec.ID, Etag: seen.rec.Etag, CatalogVersion: seen.catalogVersion(), LogVersion: seen.logVersion}
 	if d != nil {
-		res.Plan, res.Updates, res.Refused, res.Held, res.SavedWrite = d.plan, d.updates, d.refused, d.held, d.saved
+		res.Plan, res.Write, res.Refused, res.Held = d.plan, d.write, d.refused, d.held
 		switch d.verdict {
 		case verdictInSync:
 			res.Outcome, res.Status = OutcomeUnchanged, StatusSynced
@@ -214,7 +208,7 @@ func result(t Target, attempt int, seen *observed, d *decision, a *applied, err 
 		}
 	}
 	if a != nil {
-		res.Updates, res.Refused, res.NotApplied = a.updates, a.refused, a.notApplied
+		res.Write, res.Refused, res.NotApplied = a.write, a.refused, a.notApplied
 		if a.after != nil {
 			res.CatalogVersion = a.after.LastCommitVersion
 		}
@@ -222,8 +216,8 @@ func result(t Target, attempt int, seen *observed, d *decision, a *applied, err 
 			res.Plan = a.left
 		}
 	}
-	if res.Updates != nil {
-		res.Actions = uc.ActionNames(res.Updates)
+	if res.Write != nil {
+		res.Actions = res.Write.Actions
 	}
 	if err != nil {
 		res.fail(err)
@@ -240,9 +234,9 @@ func result(t Target, attempt int, seen *observed, d *decision, a *applied, err 
 // (if it was read) and logVersion (if the log was).
 type observed struct {
 	rec plan.Record
-	// native is the kind's own form of the record read (catalogKind.load),
-	// what its write is guarded by; nil for Unity Catalog.
-	native     any
+	// read is the record as the kind read it (its own answer with it):
+	// what its write is prepared from.
+	read       *catalog.Read
 	log        plan.LogState
 	logVersion *int64
 }
@@ -260,18 +254,23 @@ func (o *observed) catalogVersion() *int64 {
 // location, and classifies every error it returns (see problem).
 func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, attempt int) (observed, error) {
 	var seen observed
-	rec, native, err := r.kind.load(ctx, t, attempt)
+	from := t.Listed
+	if attempt != 1 {
+		from = nil // after a conflict nothing the listing carried stands for the record
+	}
+	read, err := r.kind.Load(ctx, t.Name, from)
 	if err != nil {
 		var p *problem
-		if errors.As(err, &p) {
+		switch {
+		case errors.As(err, &p):
 			return seen, err
-		}
-		if uc.IsUnsupportedFormat(err) {
-			return seen, flagged(ReasonUnsupported, fmt.Errorf("not a Delta table: %w", err))
+		case errors.Is(err, catalog.ErrNotDelta), errors.Is(err, catalog.ErrUnsupported):
+			return seen, flagged(ReasonUnsupported, err)
 		}
 		return seen, failed(ReasonCatalog, err)
 	}
-	seen.rec, seen.native = rec, native
+	rec := read.Record
+	seen.rec, seen.read = rec, read
 	_, _ = rec.ColumnsAsLog() // rendered once here for readLog, the check below and Diff
 	prevID := previousID(st, &rec)
 	log, err := r.readLog(ctx, st, rec, false)
@@ -328,7 +327,7 @@ func versionOf(log plan.LogState) *int64 {
 // the updates to write (in a dry run, to report as what would be written,
 // or as what the catalog would refuse).
 func (r *Reconciler) decide(t Target, seen *observed) decision {
-	pl := r.kind.diff(seen.log, &seen.rec, seen.native)
+	pl, chk := r.diff(seen.log, seen.read)
 	d := decision{uniform: pl.Uniform}
 	if !pl.Empty() {
 		d.plan = &pl
@@ -341,7 +340,7 @@ func (r *Reconciler) decide(t Target, seen *observed) decision {
 		d.verdict = verdictInSync
 		return d
 	}
-	if d.ruling = policy(t, &seen.rec, pl, r.readOnly(t.Name.Catalog)); d.verdict != verdictWrite {
+	if d.ruling = policy(t, &seen.rec, pl, chk.ReadOnly != ""); d.verdict != verdictWrite {
 		d.repeatable = true // the policy's verdict on what was read
 		return d
 	}
@@ -349,12 +348,13 @@ func (r *Reconciler) decide(t Target, seen *observed) decision {
 		d.verdict = verdictInSync // watermark_updates holds it back
 		return d
 	}
-	d.updates = uc.UpdatesFor(pl.Edit(seen.log))
-	if r.opts.DryRun {
-		// What a saved plan keeps of the write (held or not): the kind's
-		// own form of it; a record the kind cannot build is flagged as
-		// the write would be.
-		d.saved, d.err = r.kind.saved(seen)
+	// The write the kind would send (also what a dry run reports, a
+	// saved plan keeps and a hold audits); a record the kind cannot
+	// write is flagged as the write would be.
+	d.write, d.err = r.prepare(seen, pl.Edit(seen.log))
+	if d.err != nil && !r.opts.DryRun {
+		d.ruling = ruling{verdict: verdictFlag} // the problem says why
+		return d
 	}
 	if held := pl.Destructive(); len(held) > 0 && r.opts.Selector.OnDestructive(t.Name.Catalog, t.Name.Schema, t.Name.Table) == OnDestructiveHold {
 		d.ruling, d.held = flagDrift(StatusOutOfSync, "", "%s", whyHeld(held)), HeldDestructive
@@ -363,10 +363,43 @@ func (r *Reconciler) decide(t Target, seen *observed) decision {
 	if r.opts.DryRun {
 		d.verdict = verdictDryRun
 		if d.err == nil {
-			d.refused, d.err = r.kind.preflight(d.updates)
+			if rf := r.kind.Preflight(d.write); rf != nil {
+				d.refused, d.err = rf, refusedProblem(*rf)
+			}
 		}
 	}
 	return d
+}
+
+// diff compares the log with the record read: the plan (sync/plan), with
+// what the kind says "true to the log" means in it (catalog.Check).
+func (r *Reconciler) diff(log plan.LogState, read *catalog.Read) (plan.Plan, catalog.Check) {
+	p := plan.Diff(log, read.Record, r.opts.Diff)
+	chk := r.kind.Check(log, read)
+	if chk.AnyType {
+		p.Unsupported = nil
+	}
+	if len(chk.Unsupported) > 0 {
+		p.Unsupported = append(p.Unsupported, chk.Unsupported...)
+		sort.Strings(p.Unsupported)
+	}
+	if chk.Schema != "" && p.Schema == nil && len(p.Problems) == 0 {
+		p.Schema = &plan.SchemaChange{Log: read.Columns, Catalog: read.Columns, Details: []string{chk.Schema}}
+	}
+	return p, chk
+}
+
+// prepare is the kind's write for edit, from the record seen; a record
+// the kind cannot hold the log's state in is flagged.
+func (r *Reconciler) prepare(seen *observed, edit *catalog.Edit) (*catalog.Write, error) {
+	w, err := r.kind.Prepare(seen.read, seen.log, edit)
+	switch {
+	case errors.Is(err, catalog.ErrUnsupported):
+		return nil, flagged(ReasonUnsupported, fmt.Errorf("table %s: %w", seen.rec.Name, err))
+	case err != nil:
+		return nil, failed(ReasonInternal, fmt.Errorf("table %s: preparing the write: %w", seen.rec.Name, err))
+	}
+	return w, nil
 }
 
 // policy says what a non-empty plan calls for: write it, nothing (the
@@ -401,14 +434,14 @@ var errRetry = errors.New("etag conflict: reload and replan")
 // were not applied, the catalog's refusal, the record it read again to
 // confirm them, and the difference left after it when that is reported.
 type applied struct {
-	updates    []uc.Update
+	write      *catalog.Write
 	changes    []plan.Change // the plan's, for the audit trail
 	notApplied bool
 	refused    *catalog.Refusal
 	after      *plan.Record
 	left       *plan.Plan
-	// wrote is the etag the write left on the record ("" when the kind
-	// cannot know it: HMS 3 sets transient_lastDdlTime itself).
+	// wrote is the etag the write left on the record when it is the
+	// write's own (catalog.Sent.Own), "" otherwise.
 	wrote string
 }
 
@@ -417,15 +450,16 @@ type applied struct {
 // catalogKind.write), then reads the record again to confirm the plan
 // left nothing behind. It returns what it did and re-read, with errRetry
 // after a conflict while attempts remain, or a classified error.
-func (r *Reconciler) apply(ctx context.Context, t Target, seen *observed, updates []uc.Update, changes []plan.Change, attempt int) (applied, error) {
-	a := applied{updates: updates, changes: changes}
+func (r *Reconciler) apply(ctx context.Context, t Target, seen *observed, w *catalog.Write, changes []plan.Change, attempt int) (applied, error) {
+	a := applied{write: w, changes: changes}
 	rec := &seen.rec
 	l := r.logger(ctx).With(zap.String("table", t.Name.String()))
-	l.Info("sending update", zap.String("etag", rec.Etag), zap.Int64("version", seen.log.Version), zap.Strings("actions", uc.ActionNames(updates)))
-	if err := r.kind.write(ctx, t, seen, &a); err != nil {
-		if !r.kind.isConflict(err) {
+	l.Info("sending update", zap.String("etag", rec.Etag), zap.Int64("version", seen.log.Version), zap.Strings("actions", w.Actions))
+	sent, err := r.send(ctx, w, changes, seen.logVersion)
+	if err != nil {
+		if !errors.Is(err, catalog.ErrConflict) {
 			a.notApplied = true
-			return a, r.kind.writeFailed(ctx, t, seen, &a, err)
+			return a, r.writeFailed(ctx, t, seen, &a, err)
 		}
 		r.opts.Metrics.recordError(ReasonConflict)
 		if attempt < r.opts.MaxAttempts {
@@ -434,6 +468,9 @@ func (r *Reconciler) apply(ctx context.Context, t Target, seen *observed, update
 		}
 		a.notApplied = true
 		return a, failed(ReasonConflict, fmt.Errorf("gave up after %d etag conflicts: %w", attempt, err))
+	}
+	if sent.Own {
+		a.wrote = sent.Etag
 	}
 	left, err := r.reread(ctx, t.Name, seen.log, &a)
 	if err != nil {
@@ -461,39 +498,11 @@ func (r *Reconciler) apply(ctx context.Context, t Target, seen *observed, update
 // reread reads the record again after an update (noting it on a) and
 // returns what still differs from the log.
 func (r *Reconciler) reread(ctx context.Context, name catalog.TableName, log plan.LogState, a *applied) (plan.Plan, error) {
-	after, native, err := r.kind.load(ctx, Target{Name: name}, 0)
+	read, err := r.kind.Load(ctx, name, nil)
 	if err != nil {
 		return plan.Plan{}, err
 	}
-	a.after = &after
-	return r.kind.diff(log, &after, native), nil
-}
-
-// loadRecord reads both catalog views of a table: the Delta API record and
-// the classic TableInfo (for the comment). When the table was listed this
-// cycle and the record's updated-time is the listed updated_at, nothing
-// changed in between (every change advances it, §4.4): the listing's
-// comment and storage location are current and GetTable is not sent.
-//
-// A catalog without the Delta API is read with the classic API instead
-// (readonly.go).
-func (r *Reconciler) loadRecord(ctx context.Context, name catalog.TableName, listed *uc.TableInfo) (plan.Record, error) {
-	if r.readOnly(name.Catalog) {
-		return r.loadClassicRecord(ctx, name)
-	}
-	lt, err := r.opts.Catalog.LoadTable(ctx, name)
-	if err != nil {
-		if r.lacksDeltaAPI(ctx, name.Catalog, err) {
-			return r.loadClassicRecord(ctx, name)
-		}
-		return plan.Record{}, err
-	}
-	if listed != nil && listed.UpdatedAt != 0 && lt.Metadata.UpdatedTime == listed.UpdatedAt {
-		return RecordOf(name, lt, listed.Comment, listed.StorageLocation), nil
-	}
-	ti, err := r.opts.Catalog.GetTable(ctx, name.String())
-	if err != nil {
-		return plan.Record{}, err
-	}
-	return RecordOf(name, lt, ti.Comment, ti.StorageLocation), nil
+	a.after = &read.Record
+	p, _ := r.diff(log, read)
+	return p, nil
 }

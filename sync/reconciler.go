@@ -3,6 +3,8 @@ package sync
 import (
 	"context"
 	"errors"
+	"fmt"
+	"github.com/deltasync/deltasync/catalog"
 	"slices"
 	"sort"
 	stdsync "sync"
@@ -10,19 +12,17 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync/location"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
-// Options configures a Reconciler. Selector is required, and one of
-// Catalog (Unity Catalog) and HMS (a Hive Metastore).
+// Options configures a Reconciler. Catalog and Selector are required.
 type Options struct {
-	Catalog *uc.Client
-	// HMS, set instead of Catalog, keeps a Hive Metastore's records true
-	// to the logs (hmskind.go).
-	HMS      *HMSOptions
+	// Catalog is the catalog whose records are kept true to the logs,
+	// through its kind (catalog/uc, catalog/hms), chosen once by the
+	// caller from the catalog's URL.
+	Catalog  catalog.Kind
 	Selector *Selector
 	Shard    Shard
 	// VendedCredentials reads each log with READ credentials vended by the
@@ -109,8 +109,6 @@ type Reconciler struct {
 	tables map[string]*tableState
 	cycle  int64
 	ready  bool
-	// noDeltaAPI are the catalogs found without the Delta API (readonly.go).
-	noDeltaAPI map[string]bool
 	// progress is the running or last cycle's (progress.go).
 	progress CycleProgress
 	// logOptions are what deltalog.Open gets for every table: the
@@ -118,9 +116,9 @@ type Reconciler struct {
 	logOptions []deltalog.Option
 	// adopter registers tables found in storage (nil: no register rules).
 	adopter *adopter
-	// kind is the catalog's kind: Unity Catalog, or a Hive Metastore
-	// (catalogkind.go), its reconcile calls taking turns (turns.go).
-	kind catalogKind
+	// kind is Options.Catalog, its reconcile calls taking turns
+	// (turns.go).
+	kind turnKind
 	// turns bound the catalog calls of full reconciles (turns.go).
 	turns catalogTurns
 	// lost are the writes audited unknown, resolved by their table's next
@@ -146,12 +144,10 @@ type tableState struct {
 // New checks opts and returns a Reconciler.
 func New(opts Options) (*Reconciler, error) {
 	switch {
-	case opts.Catalog == nil && (opts.HMS == nil || opts.HMS.Client == nil):
-		return nil, errors.New("sync: Options.Catalog (or Options.HMS with a client) is required")
-	case opts.Catalog != nil && opts.HMS != nil:
-		return nil, errors.New("sync: Options.Catalog and Options.HMS are two catalogs: set one")
-	case opts.HMS != nil && opts.VendedCredentials:
-		return nil, errors.New("sync: a Hive Metastore vends no credentials: read the logs with the process's own (credentials: ambient)")
+	case opts.Catalog == nil:
+		return nil, errors.New("sync: Options.Catalog is required")
+	case opts.VendedCredentials && !vends(opts.Catalog):
+		return nil, fmt.Errorf("sync: a %s vends no credentials: read the logs with the process's own (credentials: ambient)", kindTitle(opts.Catalog))
 	}
 	if opts.Selector == nil {
 		return nil, errors.New("sync: Options.Selector is required")
@@ -186,12 +182,8 @@ func New(opts Options) (*Reconciler, error) {
 		l = zap.NewNop()
 	}
 	r := &Reconciler{opts: opts, log: l, tables: map[string]*tableState{}}
-	r.kind = ucKind{r}
-	if opts.HMS != nil {
-		r.kind = newHMSKind(r, opts.HMS)
-	}
 	r.turns = make(catalogTurns, opts.Concurrency)
-	r.kind = turnKind{catalogKind: r.kind, turns: r.turns}
+	r.kind = turnKind{Kind: opts.Catalog, turns: r.turns}
 	a, err := newAdopter(opts.Register, opts.Storage)
 	if err != nil {
 		return nil, err
@@ -286,7 +278,7 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 		r.progressDone()
 	})
 	dispatched, stopped := 0, false
-	skipped, err := r.kind.discover(ctx, func(t Target) bool {
+	skipped, err := r.discover(ctx, func(t Target) bool {
 		listed = append(listed, t.Name.String())
 		if next := r.state(t.Name.String()).nextAttempt(r); !next.IsZero() && start.Before(next) {
 			rep.Deferred = append(rep.Deferred, t.Name.String())
@@ -454,7 +446,7 @@ func checkLane(t Target) string {
 	if t.Listed == nil {
 		return ""
 	}
-	l, err := location.Parse(t.Listed.StorageLocation)
+	l, err := location.Parse(t.Listed.Location)
 	if err != nil {
 		return ""
 	}

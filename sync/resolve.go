@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	stdsync "sync"
@@ -12,8 +13,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/catalog/hms"
-	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/audit"
 	"github.com/deltasync/deltasync/sync/plan"
 )
@@ -41,7 +40,8 @@ type lostWrite struct {
 	// etagMoves is set when every write moves the record's etag (Unity
 	// Catalog); HMS's one-second transient_lastDdlTime may not move.
 	etagMoves bool
-	updates   []uc.Update
+	// edit is what the write changed (nil: nothing to check, a create).
+	edit *catalog.Edit
 }
 
 // resolution is what a lost answer was found to be: outcome synced (with
@@ -60,7 +60,7 @@ func unsure(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, uc.ErrOutcomeUnknown) {
+	if errors.Is(err, catalog.ErrOutcomeUnknown) {
 		return true
 	}
 	return !refusedAsSent(err)
@@ -69,15 +69,15 @@ func unsure(err error) bool {
 // refusedAsSent reports whether err is the catalog's own refusal of the
 // write as sent: the record did not change.
 func refusedAsSent(err error) bool {
-	return uc.IsConflict(err) || uc.IsNotFound(err) || errors.Is(err, catalog.ErrRefused) ||
-		errors.Is(err, hms.ErrConflict) || errors.Is(err, hms.ErrNotFound) || errors.Is(err, hms.ErrRefused)
+	return errors.Is(err, catalog.ErrConflict) || errors.Is(err, catalog.ErrNotFound) ||
+		errors.Is(err, catalog.ErrRefused) || errors.Is(err, catalog.ErrUnsupported)
 }
 
 // resolve says what became of w from the record read again (rec), or from
 // the error reading it (readErr).
 func (w *lostWrite) resolve(rec *plan.Record, readErr error) resolution {
 	switch {
-	case readErr != nil && (uc.IsNotFound(readErr) || errors.Is(readErr, hms.ErrNotFound)):
+	case readErr != nil && errors.Is(readErr, catalog.ErrNotFound):
 		return resolution{outcome: audit.OutcomeNotApplied, why: "the table is gone"}
 	case readErr != nil:
 		return resolution{outcome: audit.OutcomeUnknown, why: "the record could not be read again: " + readErr.Error()}
@@ -88,72 +88,60 @@ func (w *lostWrite) resolve(rec *plan.Record, readErr error) resolution {
 	case w.written != "" && rec.Etag != w.written:
 		return resolution{outcome: audit.OutcomeNotApplied, why: fmt.Sprintf("the record's etag is %s, not the %s the write set", rec.Etag, w.written)}
 	}
-	if miss := missing(rec, w.updates); miss != "" {
+	if miss := missing(rec, w.edit); miss != "" {
 		return resolution{outcome: audit.OutcomeNotApplied, why: "the record does not hold the write: " + miss}
 	}
 	return resolution{outcome: audit.OutcomeSynced, etagAfter: rec.Etag,
 		why: fmt.Sprintf("the record read again holds the write, etag %s", rec.Etag)}
 }
 
-// missing says which of updates' values rec does not hold ("" when it
-// holds them all). Updates it cannot check (row tracking's high-water
-// mark, commits) are not held against it.
-func missing(rec *plan.Record, updates []uc.Update) string {
+// missing says which of e's values rec does not hold ("" when it holds
+// them all).
+func missing(rec *plan.Record, e *catalog.Edit) string {
+	if e == nil {
+		return ""
+	}
 	var miss []string
-	for _, u := range updates {
-		if m := missingOne(rec, u); m != "" {
-			miss = append(miss, m)
+	add := func(format string, args ...any) { miss = append(miss, fmt.Sprintf(format, args...)) }
+	for _, k := range slices.Sorted(maps.Keys(e.SetProperties)) {
+		v := e.SetProperties[k]
+		if got, ok := rec.Properties[k]; !ok || got != v {
+			add("property %s is %q, the write set %q", k, got, v)
 		}
 	}
-	return strings.Join(miss, "; ")
-}
-
-func missingOne(rec *plan.Record, u uc.Update) string {
-	switch u := u.(type) {
-	case uc.SetProperties:
-		for k, v := range u.Updates {
-			if got, ok := rec.Properties[k]; !ok || got != v {
-				return fmt.Sprintf("property %s is %q, the write set %q", k, got, v)
-			}
+	for _, k := range e.RemoveProperties {
+		if _, ok := rec.Properties[k]; ok {
+			add("property %s is still there", k)
 		}
-	case uc.RemoveProperties:
-		for _, k := range u.Removals {
-			if _, ok := rec.Properties[k]; ok {
-				return fmt.Sprintf("property %s is still there", k)
-			}
-		}
-	case uc.SetColumns:
-		want, err := u.Columns.SchemaString()
+	}
+	if e.Columns != nil {
+		want, err := e.Columns.SchemaString()
 		got, gerr := rec.ColumnsAsLog()
 		if err != nil || gerr != nil || got != want {
-			return "the columns are not the ones written"
-		}
-	case uc.SetPartitionColumns:
-		if !slices.Equal(rec.PartitionColumns, u.Columns) && len(rec.PartitionColumns)+len(u.Columns) > 0 {
-			return fmt.Sprintf("the partition columns are %v, the write set %v", rec.PartitionColumns, u.Columns)
-		}
-	case uc.SetProtocol:
-		if rec.Protocol == nil || !sameProtocol(*rec.Protocol, u.Protocol) {
-			return "the protocol is not the one written"
-		}
-	case uc.SetTableComment:
-		if rec.Comment != u.Comment {
-			return fmt.Sprintf("the comment is %q, the write set %q", rec.Comment, u.Comment)
-		}
-	case uc.SetDomainMetadata:
-		if u.Clustering != nil && !slices.EqualFunc(rec.Clustering, *u.Clustering, slices.Equal) {
-			return fmt.Sprintf("the clustering columns are %v, the write set %v", rec.Clustering, *u.Clustering)
-		}
-	case uc.RemoveDomainMetadata:
-		if slices.Contains(u.Domains, catalog.DomainClustering) && rec.Clustering != nil {
-			return "the clustering columns are still there"
-		}
-	case uc.UpdateMetadataSnapshotVersion:
-		if rec.LastCommitVersion == nil || *rec.LastCommitVersion != u.LastCommitVersion {
-			return fmt.Sprintf("the watermark is %s, the write set %d", formatVersion(rec.LastCommitVersion), u.LastCommitVersion)
+			add("the columns are not the ones written")
 		}
 	}
-	return ""
+	if e.SetPartitioning && !slices.Equal(rec.PartitionColumns, e.PartitionColumns) && len(rec.PartitionColumns)+len(e.PartitionColumns) > 0 {
+		add("the partition columns are %v, the write set %v", rec.PartitionColumns, e.PartitionColumns)
+	}
+	if e.Protocol != nil && (rec.Protocol == nil || !sameProtocol(*rec.Protocol, *e.Protocol)) {
+		add("the protocol is not the one written")
+	}
+	if e.Comment != nil && rec.Comment != *e.Comment {
+		add("the comment is %q, the write set %q", rec.Comment, *e.Comment)
+	}
+	if e.SetClustering {
+		switch {
+		case len(e.Clustering) > 0 && !slices.EqualFunc(rec.Clustering, e.Clustering, slices.Equal):
+			add("the clustering columns are %v, the write set %v", rec.Clustering, e.Clustering)
+		case len(e.Clustering) == 0 && rec.Clustering != nil:
+			add("the clustering columns are still there")
+		}
+	}
+	if rec.LastCommitVersion == nil || *rec.LastCommitVersion != e.Version {
+		add("the watermark is %s, the write set %d", formatVersion(rec.LastCommitVersion), e.Version)
+	}
+	return strings.Join(miss, "; ")
 }
 
 // sameProtocol compares versions and the set of features.

@@ -13,25 +13,26 @@ import (
 	"time"
 
 	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/catalog/hms"
-	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/internal/redact"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // SavedPlanFormatVersion is the format_version of a saved plan
-// (`deltasync plan --out FILE`), and SavedPlanKind its kind.
+// (`deltasync plan --out FILE`), and SavedPlanKind its kind. Format 2
+// keeps each table's write as its catalog kind prepared it (request);
+// format 1 kept Unity Catalog's actions or a Hive Metastore's edit in
+// fields of their own, and is refused: plan again.
 const (
-	SavedPlanFormatVersion = "1"
+	SavedPlanFormatVersion = "2"
 	SavedPlanKind          = "deltasync-saved-plan"
 )
 
 // SavedPlan is a plan written to a file to be applied later, exactly
-// (`deltasync apply FILE`, Apply): per table, the record's uuid and etag
-// the plan was made against and the updateTable actions, in wire form,
-// that make the record match the log as it was read. Tables whose
-// destructive changes were held are in it too (Held set): applying the
-// plan is how a person lets them through.
+// (`deltasync apply FILE`, Apply): per table, the write a sync would
+// send (catalog.Write), as the catalog's kind prepared it from the record
+// it read, guarded by that record. Tables whose destructive changes were
+// held are in it too (Held set): applying the plan is how a person lets
+// them through.
 type SavedPlan struct {
 	FormatVersion string `json:"format_version"`
 	Kind          string `json:"kind"`
@@ -39,107 +40,42 @@ type SavedPlan struct {
 	// (redact.Endpoint); CatalogID is the SHA-256 of its canonical form
 	// (CatalogID), which Apply compares with the catalog it is given.
 	CatalogURL string `json:"catalog_url"`
-	// CatalogKind is the kind of catalog the plan was made for:
-	// CatalogKindHMS, or absent (or CatalogKindUC) for Unity Catalog.
-	CatalogKind      string       `json:"catalog_kind,omitempty"`
+	// CatalogKind is the kind of catalog the plan was made for (its
+	// catalog.Kind's Name): only that kind sends its writes.
+	CatalogKind      string       `json:"catalog_kind"`
 	CatalogID        string       `json:"catalog_id"`
 	CreatedAt        time.Time    `json:"created_at"`
 	DeltasyncVersion string       `json:"deltasync_version"`
 	Tables           []SavedTable `json:"tables"`
 }
 
-// The kinds of catalog a saved plan is made for (SavedPlan.CatalogKind).
-const (
-	CatalogKindUC  = "unity-catalog"
-	CatalogKindHMS = "hive-metastore"
-)
-
-// catalogKindOf is the kind a catalog URL selects: thrift:// is a Hive
-// Metastore, anything else Unity Catalog (as the configuration decides).
-func catalogKindOf(url string) string {
-	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(url)), "thrift://") {
-		return CatalogKindHMS
-	}
-	return CatalogKindUC
-}
-
-// SavedTable is one table's guarded update in a SavedPlan.
+// SavedTable is one table's guarded write in a SavedPlan.
 type SavedTable struct {
 	Table string `json:"table"`
-	// TableID and Etag are the record's uuid and etag the plan was made
-	// against: the update is sent with assert-table-uuid and assert-etag.
+	// TableID and Etag are the record's id and etag the plan was made
+	// against: the write's guard.
 	TableID string `json:"table_id"`
 	Etag    string `json:"etag"`
-	// LogVersion is the log version the updates describe.
+	// LogVersion is the log version the write describes.
 	LogVersion int64 `json:"log_version"`
-	// Held is "destructive" when a sync would have held the update.
+	// Held is "destructive" when a sync would have held the write.
 	Held    string        `json:"held,omitempty"`
 	Changes []plan.Change `json:"changes"`
-	Updates []uc.Update   `json:"-"`
-	// RecordFingerprint and Metastore are a Hive Metastore table's (kind
-	// CatalogKindHMS): the fingerprint of the record the plan was made
-	// from (every parameter, serde parameter and column) and the write,
-	// as the parameters set and removed (and the columns, with columns:
-	// real). Updates are then the same change in the Delta API's terms,
-	// for the report and the audit trail; Metastore is what is sent.
-	RecordFingerprint string    `json:"record_fingerprint,omitempty"`
-	Metastore         *hms.Edit `json:"metastore,omitempty"`
+	// Actions, Edit and Request are the write's (catalog.Write): what it
+	// changes by name and in neutral terms, and the kind's own request.
+	Actions []string        `json:"actions"`
+	Edit    *catalog.Edit   `json:"edit"`
+	Request json.RawMessage `json:"request"`
 }
 
-// SavedWrite is what a saved plan keeps of a write besides its Delta API
-// updates, for a catalog kind whose write is not those updates: a Hive
-// Metastore's record fingerprint and edit (SavedTable).
-type SavedWrite struct {
-	RecordFingerprint string
-	Edit              hms.Edit
-}
-
-// MarshalJSON writes the table with its updates in the Delta API's wire
-// form (the "updates" array of an updateTable request).
-func (t SavedTable) MarshalJSON() ([]byte, error) {
-	type plain SavedTable
-	p := plain(t)
-	if p.Changes == nil {
-		p.Changes = []plan.Change{}
-	}
-	req, err := json.Marshal(uc.UpdateTableRequest{Updates: t.Updates})
+// write is the table's write, for kind to send.
+func (t *SavedTable) write(kind string) (*catalog.Write, error) {
+	name, err := catalog.ParseTableName(t.Table)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", t.Table, err)
-	}
-	var w struct {
-		Updates json.RawMessage `json:"updates"`
-	}
-	if err := json.Unmarshal(req, &w); err != nil {
 		return nil, err
 	}
-	return json.Marshal(struct {
-		plain
-		Updates json.RawMessage `json:"updates"`
-	}{p, w.Updates})
-}
-
-// UnmarshalJSON reads the wire form; an unknown action is an error.
-func (t *SavedTable) UnmarshalJSON(b []byte) error {
-	type plain SavedTable
-	var w struct {
-		plain
-		Updates json.RawMessage `json:"updates"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&w); err != nil {
-		return err
-	}
-	*t = SavedTable(w.plain)
-	if len(w.Updates) == 0 || string(w.Updates) == "null" {
-		return nil
-	}
-	var req uc.UpdateTableRequest
-	if err := json.Unmarshal([]byte(`{"updates":`+string(w.Updates)+`}`), &req); err != nil {
-		return fmt.Errorf("updates: %w", err)
-	}
-	t.Updates = req.Updates
-	return nil
+	return &catalog.Write{Kind: kind, Table: name, TableID: t.TableID, Etag: t.Etag, Edit: t.Edit,
+		Actions: t.Actions, LogVersion: t.LogVersion, Request: t.Request}, nil
 }
 
 // CatalogID is the identity a saved plan records of the catalog it was
@@ -159,33 +95,25 @@ func CatalogID(baseURL string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// NewSavedPlan is the saved plan of a dry run's report: every table a sync
-// would update, and every table whose update was held, with the exact
-// updates. Tables with nothing to send (in sync, flagged watch-only,
-// failed) are not in it.
-func NewSavedPlan(rep *Report, catalogURL, version string, now time.Time) *SavedPlan {
+// NewSavedPlan is the saved plan of a dry run's report for a catalog of
+// kind (catalog.Kind.Name): every table a sync would write, and every
+// table whose write was held, with the exact write. Tables with nothing
+// to send (in sync, flagged watch-only, failed) are not in it.
+func NewSavedPlan(rep *Report, catalogURL, kind, version string, now time.Time) *SavedPlan {
 	sp := &SavedPlan{FormatVersion: SavedPlanFormatVersion, Kind: SavedPlanKind, CatalogURL: redact.Endpoint(catalogURL),
-		CatalogID: CatalogID(catalogURL), CreatedAt: now.UTC(), DeltasyncVersion: version, Tables: []SavedTable{}}
-	if catalogKindOf(catalogURL) == CatalogKindHMS {
-		// Unity Catalog's plans leave the key out, as they did before
-		// there were two kinds: an older deltasync applies them still.
-		sp.CatalogKind = CatalogKindHMS
-	}
+		CatalogKind: kind, CatalogID: CatalogID(catalogURL), CreatedAt: now.UTC(), DeltasyncVersion: version, Tables: []SavedTable{}}
 	for _, res := range rep.Results {
-		if (!res.WouldUpdate && res.Held == "") || len(res.Updates) == 0 || res.TableID == "" {
+		w := res.Write
+		if (!res.WouldUpdate && res.Held == "") || w == nil || w.Create || res.TableID == "" {
 			continue
 		}
-		t := SavedTable{Table: res.Table, TableID: res.TableID, Etag: res.Etag, Held: res.Held, Updates: res.Updates}
-		if res.LogVersion != nil {
-			t.LogVersion = *res.LogVersion
-		}
+		t := SavedTable{Table: res.Table, TableID: w.TableID, Etag: w.Etag, Held: res.Held, LogVersion: w.LogVersion,
+			Actions: w.Actions, Edit: w.Edit, Request: w.Request}
 		if res.Plan != nil {
 			t.Changes = res.Plan.Changes()
 		}
-		if w := res.SavedWrite; w != nil {
-			t.RecordFingerprint = w.RecordFingerprint
-			e := w.Edit
-			t.Metastore = &e
+		if t.Changes == nil {
+			t.Changes = []plan.Change{}
 		}
 		sp.Tables = append(sp.Tables, t)
 	}
@@ -259,13 +187,8 @@ func (p *SavedPlan) check() error {
 	if p.CatalogID == "" {
 		return errors.New("catalog_id: missing")
 	}
-	hmsPlan := false
-	switch p.CatalogKind {
-	case "", CatalogKindUC:
-	case CatalogKindHMS:
-		hmsPlan = true
-	default:
-		return fmt.Errorf("catalog_kind %q: want %q or %q", p.CatalogKind, CatalogKindUC, CatalogKindHMS)
+	if p.CatalogKind == "" {
+		return errors.New("catalog_kind: missing")
 	}
 	if p.Tables == nil {
 		return errors.New("tables: missing")
@@ -292,48 +215,47 @@ func (p *SavedPlan) check() error {
 		if t.Held != "" && t.Held != HeldDestructive {
 			errs = append(errs, fmt.Errorf("%s: held %q: want %q or none", at, t.Held, HeldDestructive))
 		}
-		for _, u := range t.Updates {
-			if a := u.Action(); a == "add-commit" || a == "set-latest-backfilled-version" {
-				errs = append(errs, fmt.Errorf("%s: updates: %s is for MANAGED tables; deltasync never sends it", at, a))
-			}
+		if len(t.Actions) == 0 {
+			errs = append(errs, fmt.Errorf("%s: actions: missing", at))
 		}
-		if err := t.request().Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("%s: updates: %w", at, err))
+		if t.Edit == nil {
+			errs = append(errs, fmt.Errorf("%s: edit: missing", at))
 		}
-		switch {
-		case !hmsPlan && (t.Metastore != nil || t.RecordFingerprint != ""):
-			errs = append(errs, fmt.Errorf("%s: metastore, record_fingerprint: only in a plan for a Hive Metastore (catalog_kind %q)", at, CatalogKindHMS))
-		case !hmsPlan:
-		case t.RecordFingerprint == "":
-			errs = append(errs, fmt.Errorf("%s: record_fingerprint: missing", at))
-		case t.Metastore == nil || t.Metastore.Empty():
-			errs = append(errs, fmt.Errorf("%s: metastore: missing (the write a Hive Metastore is sent)", at))
-		default:
-			if err := t.Metastore.Check(); err != nil {
-				errs = append(errs, fmt.Errorf("%s: metastore: %w", at, err))
-			}
+		if len(bytes.TrimSpace(t.Request)) == 0 || string(t.Request) == "null" {
+			errs = append(errs, fmt.Errorf("%s: request: missing (the write the catalog is sent)", at))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// request is the table's guarded updateTable request.
-func (t *SavedTable) request() uc.UpdateTableRequest {
-	return uc.UpdateTableRequest{
-		Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: t.TableID}, uc.AssertEtag{Etag: t.Etag}},
-		Updates:      t.Updates,
+// CheckWrites checks each table's request as kind would send it (a kind
+// that checks requests implements CheckWrite): a plan is applied whole or
+// not at all, so one malformed request refuses the plan.
+func (p *SavedPlan) CheckWrites(kind catalog.Kind) error {
+	c, ok := kind.(interface{ CheckWrite(*catalog.Write) error })
+	if !ok {
+		return nil
 	}
+	var errs []error
+	for i := range p.Tables {
+		t := &p.Tables[i]
+		w, err := t.write(kind.Name())
+		if err == nil {
+			err = c.CheckWrite(w)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tables[%d] (%s): request: %w", i, t.Table, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
-// CheckCatalog refuses a plan made for another catalog than baseURL.
-func (p *SavedPlan) CheckCatalog(baseURL string) error {
-	kind := p.CatalogKind
-	if kind == "" {
-		kind = CatalogKindUC
-	}
-	if kind != catalogKindOf(baseURL) {
+// CheckCatalog refuses a plan made for another catalog than baseURL, a
+// catalog of kind (catalog.Kind.Name).
+func (p *SavedPlan) CheckCatalog(baseURL, kind string) error {
+	if p.CatalogKind != kind {
 		return fmt.Errorf("the plan was made for a %s (%s), and catalog.url %s is a %s: nothing applied",
-			kindName(kind), p.CatalogURL, redact.Endpoint(baseURL), kindName(catalogKindOf(baseURL)))
+			kindTitleOf(p.CatalogKind), p.CatalogURL, redact.Endpoint(baseURL), kindTitleOf(kind))
 	}
 	if p.CatalogID != CatalogID(baseURL) {
 		return fmt.Errorf("the plan was made for catalog %s, not %s: nothing applied; plan again against this catalog",
@@ -342,9 +264,24 @@ func (p *SavedPlan) CheckCatalog(baseURL string) error {
 	return nil
 }
 
-func kindName(kind string) string {
-	if kind == CatalogKindHMS {
+// kindTitleOf is a catalog kind's name as sentences say it.
+func kindTitleOf(kind string) string {
+	switch kind {
+	case "hive-metastore":
 		return "Hive Metastore"
+	case "unity-catalog":
+		return "Unity Catalog"
+	case "glue":
+		return "AWS Glue Data Catalog"
 	}
-	return "Unity Catalog"
+	return kind
+}
+
+// kindTitle is k's name as sentences say it.
+func kindTitle(k catalog.Kind) string { return kindTitleOf(k.Name()) }
+
+// vends reports whether k vends storage credentials (catalog.Vendor).
+func vends(k catalog.Kind) bool {
+	_, ok := k.(catalog.Vendor)
+	return ok
 }

@@ -2,8 +2,8 @@ package sync
 
 import (
 	"context"
+	"github.com/deltasync/deltasync/catalog"
 
-	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // DefaultReadConcurrency is the default of Options.ReadConcurrency: how
@@ -55,34 +55,26 @@ func (t catalogTurns) take(ctx context.Context) error {
 
 func (t catalogTurns) give() { <-t }
 
-// turnKind is a catalogKind whose reconcile calls each take a turn. The
-// calls of adoption (adopt.go) and the listing (discover) are not turned:
-// they are bounded by their own settings.
+// turnKind is the catalog's kind with its reconcile calls (Load, Send)
+// each taking a turn. The calls of adoption (adopt.go) and the listing
+// (discover) are not turned: they are bounded by their own settings.
 type turnKind struct {
-	catalogKind
+	catalog.Kind
 	turns catalogTurns
 }
 
-func (k turnKind) load(ctx context.Context, t Target, attempt int) (plan.Record, any, error) {
+func (k turnKind) Load(ctx context.Context, name catalog.TableName, from *catalog.Listed) (*catalog.Read, error) {
 	if err := k.turns.take(ctx); err != nil {
-		return plan.Record{}, nil, err
+		return nil, err
 	}
 	defer k.turns.give()
-	return k.catalogKind.load(ctx, t, attempt)
+	return k.Kind.Load(ctx, name, from)
 }
 
-func (k turnKind) write(ctx context.Context, t Target, seen *observed, a *applied) error {
+func (k turnKind) Send(ctx context.Context, w *catalog.Write) (catalog.Sent, error) {
 	if err := k.turns.take(ctx); err != nil {
-		return err
+		return catalog.Sent{}, err
 	}
 	defer k.turns.give()
-	return k.catalogKind.write(ctx, t, seen, a)
-}
-
-func (k turnKind) writeFailed(ctx context.Context, t Target, seen *observed, a *applied, err error) error {
-	if terr := k.turns.take(ctx); terr != nil {
-		return err
-	}
-	defer k.turns.give()
-	return k.catalogKind.writeFailed(ctx, t, seen, a, err)
+	return k.Kind.Send(ctx, w)
 }

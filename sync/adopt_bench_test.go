@@ -70,7 +70,7 @@ func BenchmarkAdoptS3(b *testing.B) {
 			b.Fatal(err)
 		}
 		sel, _ := sync.NewSelector(nil)
-		r, err := sync.New(sync.Options{Catalog: cl, Selector: sel, Storage: pol, Concurrency: 16, ResyncInterval: time.Hour,
+		r, err := sync.New(sync.Options{Catalog: kindOf(cl), Selector: sel, Storage: pol, Concurrency: 16, ResyncInterval: time.Hour,
 			LogOptions: []deltalog.Option{deltalog.WithConcurrentObserver(c.observeStorage)},
 			Register:   &sync.RegisterOptions{Rules: []sync.RegisterRule{{Location: "s3://lake/w/{schema}/{table}", Name: "main.{schema}.{table}"}}}})
 		if err != nil {

@@ -150,7 +150,7 @@ func (e *env) in(schema string) *env {
 func (e *env) adopting(c *adoptCounter, rule sync.RegisterRule, mutate ...func(*sync.Options)) *sync.Reconciler {
 	e.t.Helper()
 	return e.reconciler(nil, append([]func(*sync.Options){func(o *sync.Options) {
-		o.Catalog = e.countingClient(c)
+		o.Catalog = kindOf(e.countingClient(c))
 		o.LogOptions = []deltalog.Option{deltalog.WithConcurrentObserver(c.observeStorage)}
 		o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}}
 		o.ResyncInterval = time.Hour
@@ -358,17 +358,17 @@ func TestAdoptFlagsWhatItMustNotRegister(t *testing.T) {
 	otherDir := filepath.Join(t.TempDir(), "other")
 	copyLog(t, "delta-0.8.0", otherDir, -1)
 	ctx := context.Background()
-	if _, err := sync.Register(ctx, e.client, snapshot(t, otherDir), elsewhere.name("taken"), "file://"+otherDir); err != nil {
+	if _, err := sync.Register(ctx, kindOf(e.client), snapshot(t, otherDir), elsewhere.name("taken"), "file://"+otherDir); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sync.Register(ctx, e.client, snapshot(t, moved), elsewhere.name("elsewhere"), "file://"+moved); err != nil {
+	if _, err := sync.Register(ctx, kindOf(e.client), snapshot(t, moved), elsewhere.name("elsewhere"), "file://"+moved); err != nil {
 		t.Fatal(err)
 	}
 
 	rule := sync.RegisterRule{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
 	c := newAdoptCounter()
 	r := e.reconciler(nil, func(o *sync.Options) {
-		o.Catalog = e.countingClient(c)
+		o.Catalog = kindOf(e.countingClient(c))
 		o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}, MaxPerCycle: 1}
 		pol, err := sync.NewStoragePolicy([]string{"file://" + filepath.ToSlash(root) + "/**"}, nil)
 		if err != nil {
@@ -441,7 +441,7 @@ func TestAdoptFlagsWhatItMustNotRegister(t *testing.T) {
 	// The next cycle registers the one that waited; create_schemas
 	// creates the missing schema.
 	r2 := e.reconciler(nil, func(o *sync.Options) {
-		o.Catalog = e.countingClient(c)
+		o.Catalog = kindOf(e.countingClient(c))
 		o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}, CreateSchemas: true}
 		pol, _ := sync.NewStoragePolicy([]string{"file://" + filepath.ToSlash(root) + "/**"}, nil)
 		o.Storage = pol
@@ -482,12 +482,12 @@ func TestAdoptTemplateOutsideAllowList(t *testing.T) {
 		{sync.RegisterRule{Location: "s3://lake/warehouse/{schema}/{table}", Name: "main.{db}.{table}"}, "{db} is not a variable"},
 		{sync.RegisterRule{Location: "s3://lake/warehouse/{schema}/{table}", Name: "Main.{schema}.{table}"}, "not a name the catalog stores as written"},
 	} {
-		_, err := sync.New(sync.Options{Catalog: c, Selector: sel, Storage: pol, Register: &sync.RegisterOptions{Rules: []sync.RegisterRule{tc.rule}}})
+		_, err := sync.New(sync.Options{Catalog: kindOf(c), Selector: sel, Storage: pol, Register: &sync.RegisterOptions{Rules: []sync.RegisterRule{tc.rule}}})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want an error with %q", tc.rule, err, tc.want)
 		}
 	}
-	if _, err := sync.New(sync.Options{Catalog: c, Selector: sel, Storage: pol, Register: &sync.RegisterOptions{Rules: []sync.RegisterRule{
+	if _, err := sync.New(sync.Options{Catalog: kindOf(c), Selector: sel, Storage: pol, Register: &sync.RegisterOptions{Rules: []sync.RegisterRule{
 		{Location: "s3://lake/warehouse/{schema}/{table}", Name: "main.{schema}.raw_{table}"}}}}); err != nil {
 		t.Errorf("a valid rule: %v", err)
 	}
@@ -514,7 +514,7 @@ func TestAdoptOrphan(t *testing.T) {
 	e := newEnv(t)
 	dir := e.register("delta-0.8.0", "gone", -1)
 	c := newAdoptCounter()
-	r := e.reconciler([]sync.Rule{{Include: []string{e.catalog + ".s.*"}}}, func(o *sync.Options) { o.Catalog = e.countingClient(c) })
+	r := e.reconciler([]sync.Rule{{Include: []string{e.catalog + ".s.*"}}}, func(o *sync.Options) { o.Catalog = kindOf(e.countingClient(c)) })
 	if err := os.RemoveAll(filepath.Join(dir, "_delta_log")); err != nil {
 		t.Fatal(err)
 	}
@@ -550,8 +550,12 @@ func TestAdoptFailedCreate(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "t")
 	copyLog(t, "delta-0.8.0", dir, -1)
-	req, err := sync.RegistrationFor(snapshot(t, dir), e.name("bad"), "file://"+dir)
+	w, err := kindOf(e.client).Registration(e.name("bad"), "file://"+dir, sync.LogStateOf(snapshot(t, dir), "file://"+dir))
 	if err != nil {
+		t.Fatal(err)
+	}
+	var req uc.CreateTableRequest
+	if err := json.Unmarshal(w.Request, &req); err != nil {
 		t.Fatal(err)
 	}
 	req.PartitionColumns = []string{"no_such_column"}
@@ -584,7 +588,7 @@ func TestAdoptFailedCreate(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.reconciler(nil, func(o *sync.Options) {
-		o.Catalog = cl
+		o.Catalog = kindOf(cl)
 		o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}}}
 	})
 	rep := r.Sync(ctx)

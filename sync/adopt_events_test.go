@@ -58,7 +58,7 @@ func TestAdoptFromEventsDeltaRS(t *testing.T) {
 		}}}
 	}, func(o *sync.Options) {
 		o.Selector, _ = sync.NewSelector(nil) // no tables[] rule: the register rule alone
-		o.Catalog = e.countingClient(c)
+		o.Catalog = kindOf(e.countingClient(c))
 		o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}, Interval: 6 * time.Hour}
 		o.ResyncInterval = time.Hour
 		o.Logger = zaptest.NewLogger(t)
@@ -160,7 +160,7 @@ func TestAdoptEventRacesDiscovery(t *testing.T) {
 		l.seed("delta-0.8.0", name, -1)
 		c := newAdoptCounter()
 		r := e.reconciler(nil, func(o *sync.Options) {
-			o.Catalog = e.countingClient(c)
+			o.Catalog = kindOf(e.countingClient(c))
 			o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{{Location: "s3://lake/w/" + name, Name: e.catalog + "." + e.schema + "." + name}}}
 			o.Dirty = sync.NewDirty(sync.DirtyOptions{})
 		})
@@ -211,12 +211,12 @@ func TestAdoptEventChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sync.Register(ctx, e.client, other, e.name("taken"), "s3://lake/elsewhere"); err != nil {
+	if _, err := sync.Register(ctx, kindOf(e.client), other, e.name("taken"), "s3://lake/elsewhere"); err != nil {
 		t.Fatal(err)
 	}
 	c := newAdoptCounter()
 	r := e.reconciler(nil, func(o *sync.Options) {
-		o.Catalog = e.countingClient(c)
+		o.Catalog = kindOf(e.countingClient(c))
 		o.Register = &sync.RegisterOptions{MaxPerCycle: 1, Rules: []sync.RegisterRule{
 			{Location: "s3://lake/w/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}}}
 	})

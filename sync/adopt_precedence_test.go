@@ -29,7 +29,7 @@ func explicitWarnWins(t *testing.T, e *env) {
 	for _, table := range []string{"warned", "adopted"} {
 		dir := filepath.Join(root, e.schema, table)
 		copyLog(t, src, dir, 1)
-		if _, err := sync.Register(ctx, e.client, snapshot(t, dir), e.name(table), "file://"+dir); err != nil {
+		if _, err := sync.Register(ctx, kindOf(e.client), snapshot(t, dir), e.name(table), "file://"+dir); err != nil {
 			t.Fatal(err)
 		}
 		copyLog(t, src, dir, -1) // v2..v4: properties changed
@@ -41,7 +41,7 @@ func explicitWarnWins(t *testing.T, e *env) {
 	cnt := newAdoptCounter()
 	explicit := []sync.Rule{{Include: []string{warned}, Mode: sync.ModeWarn}}
 	d := e.reconciler(explicit, func(o *sync.Options) {
-		o.Catalog = e.countingClient(cnt)
+		o.Catalog = kindOf(e.countingClient(cnt))
 		o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}}
 	})
 	for i := range 2 {
@@ -102,7 +102,7 @@ func warnNeverRegisters(t *testing.T, e *env) {
 	warned, adopted := e.name("warned").String(), e.name("adopted").String()
 	cnt := newAdoptCounter()
 	d := e.reconciler([]sync.Rule{{Include: []string{warned}, Mode: sync.ModeWarn}}, func(o *sync.Options) {
-		o.Catalog = e.countingClient(cnt)
+		o.Catalog = kindOf(e.countingClient(cnt))
 		o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}}
 	})
 	for i := range 2 {

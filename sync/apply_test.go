@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/hms"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -150,7 +152,7 @@ func TestSavedPlanApply(t *testing.T) {
 	e.divergeCatalog("b", map[string]string{"stray": "y"})
 	rules := []sync.Rule{{Include: []string{e.catalog + ".s.*"}}}
 	rep := e.reconciler(rules, func(o *sync.Options) { o.DryRun = true }).Sync(ctx)
-	sp := sync.NewSavedPlan(rep, e.client.BaseURL(), "test", time.Now())
+	sp := sync.NewSavedPlan(rep, e.client.BaseURL(), kindOfURL(e.client.BaseURL()), "test", time.Now())
 	if len(sp.Tables) != 2 {
 		t.Fatalf("saved plan has %d tables, want a and b:\n%s", len(sp.Tables), reportText(rep))
 	}
@@ -171,10 +173,10 @@ func TestSavedPlanApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := loaded.CheckCatalog(e.client.BaseURL()); err != nil {
+	if err := loaded.CheckCatalog(e.client.BaseURL(), kindOfURL(e.client.BaseURL())); err != nil {
 		t.Fatal(err)
 	}
-	if err := loaded.CheckCatalog("http://127.0.0.1:1/api/2.1/unity-catalog"); err == nil || !strings.Contains(err.Error(), "plan again") {
+	if err := loaded.CheckCatalog("http://127.0.0.1:1/api/2.1/unity-catalog", kindOfURL("http://127.0.0.1:1/api/2.1/unity-catalog")); err == nil || !strings.Contains(err.Error(), "plan again") {
 		t.Errorf("another catalog: %v, want a refusal", err)
 	}
 	// Another writer edits b between plan and apply.
@@ -187,7 +189,7 @@ func TestSavedPlanApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ar := sync.Apply(ctx, sync.ApplyOptions{Catalog: rec.client, Audit: sync.AuditOptions{Writer: aw, Command: "apply", Version: "test"}}, loaded)
+	ar := sync.Apply(ctx, sync.ApplyOptions{Catalog: kindOf(rec.client), Audit: sync.AuditOptions{Writer: aw, Command: "apply", Version: "test"}}, loaded)
 	_ = aw.Close()
 	var text strings.Builder
 	_ = ar.WriteText(&text)
@@ -203,9 +205,13 @@ func TestSavedPlanApply(t *testing.T) {
 	}
 	for i, w := range writes {
 		st := loaded.Tables[i]
+		var saved uc.UpdateTableRequest
+		if err := json.Unmarshal(st.Request, &saved); err != nil {
+			t.Fatalf("%s: request %s: %v", st.Table, st.Request, err)
+		}
 		want, err := json.Marshal(uc.UpdateTableRequest{
 			Requirements: []uc.Requirement{uc.AssertTableUUID{UUID: st.TableID}, uc.AssertEtag{Etag: st.Etag}},
-			Updates:      st.Updates,
+			Updates:      saved.Updates,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -249,26 +255,29 @@ func TestSavedPlanApply(t *testing.T) {
 	}
 }
 
-// TestReadSavedPlanRefusesBadFiles: an empty, truncated or malformed file,
-// or a table missing what its guard needs, is an error naming the file and
-// the field, and no plan comes back (so nothing can be sent).
+// TestReadSavedPlanRefusesBadFiles: a saved plan is read whole or not at
+// all; what is wrong is named with the file and the field.
 func TestReadSavedPlanRefusesBadFiles(t *testing.T) {
-	good := `{"format_version":"1","kind":"deltasync-saved-plan","catalog_url":"http://h/api/2.1/unity-catalog",` +
+	good := `{"format_version":"2","kind":"deltasync-saved-plan","catalog_url":"http://h/api/2.1/unity-catalog","catalog_kind":"unity-catalog",` +
 		`"catalog_id":"` + sync.CatalogID("http://h/api/2.1/unity-catalog") + `","created_at":"2026-12-02T03:00:00Z",` +
 		`"deltasync_version":"t","tables":[{"table":"c.s.t","table_id":"u","etag":"e","log_version":3,"changes":[],` +
-		`"updates":[{"action":"remove-properties","removals":["x"]},{"action":"update-metadata-snapshot-version","last-commit-version":3,"last-commit-timestamp-ms":1}]}]}`
+		`"actions":["remove-properties","update-metadata-snapshot-version"],"edit":{"remove_properties":["x"],"version":3,"commit_timestamp_ms":1},` +
+		`"request":{"updates":[{"action":"remove-properties","removals":["x"]},{"action":"update-metadata-snapshot-version","last-commit-version":3,"last-commit-timestamp-ms":1}]}}]}`
 	sp, err := sync.ReadSavedPlan(strings.NewReader(good), "plan.json")
 	if err != nil {
 		t.Fatalf("good plan: %v", err)
 	}
-	if len(sp.Tables) != 1 || len(sp.Tables[0].Updates) != 2 || sp.Tables[0].Updates[0].Action() != "remove-properties" {
+	if len(sp.Tables) != 1 || len(sp.Tables[0].Actions) != 2 || sp.Tables[0].Edit == nil || sp.Tables[0].Edit.Version != 3 {
 		t.Fatalf("good plan read as %+v", sp)
 	}
-	if err := sp.CheckCatalog("HTTP://H/api/2.1/unity-catalog/"); err != nil {
+	if err := sp.CheckCatalog("HTTP://H/api/2.1/unity-catalog/", "unity-catalog"); err != nil {
 		t.Errorf("same catalog spelled otherwise: %v", err)
 	}
-	if err := sp.CheckCatalog("http://h2/api/2.1/unity-catalog"); err == nil {
+	if err := sp.CheckCatalog("http://h2/api/2.1/unity-catalog", "unity-catalog"); err == nil {
 		t.Errorf("another catalog accepted")
+	}
+	if err := sp.CheckCatalog("http://h/api/2.1/unity-catalog", "hive-metastore"); err == nil || !strings.Contains(err.Error(), "Hive Metastore") {
+		t.Errorf("a plan for Unity Catalog accepted by a Hive Metastore: %v", err)
 	}
 	for name, tc := range map[string]struct{ doc, want string }{
 		"empty":            {"", "is empty"},
@@ -279,13 +288,15 @@ func TestReadSavedPlanRefusesBadFiles(t *testing.T) {
 		"two documents":    {good + good, "more than one"},
 		"unknown key":      {strings.Replace(good, `"kind"`, `"extra":1,"kind"`, 1), "unknown field"},
 		"another kind":     {strings.Replace(good, `deltasync-saved-plan`, `other`, 1), "kind"},
-		"another version":  {strings.Replace(good, `"format_version":"1"`, `"format_version":"9"`, 1), "format_version"},
+		"format 1":         {strings.Replace(good, `"format_version":"2"`, `"format_version":"1"`, 1), "plan again"},
+		"another version":  {strings.Replace(good, `"format_version":"2"`, `"format_version":"9"`, 1), "format_version"},
+		"no catalog kind":  {strings.Replace(good, `"catalog_kind":"unity-catalog",`, ``, 1), "catalog_kind: missing"},
 		"no etag":          {strings.Replace(good, `"etag":"e",`, ``, 1), "tables[0] (c.s.t): etag: missing"},
 		"no uuid":          {strings.Replace(good, `"table_id":"u",`, ``, 1), "tables[0] (c.s.t): table_id: missing"},
 		"bad name":         {strings.Replace(good, `"c.s.t"`, `"c.s"`, 1), "tables[0] (c.s): table"},
-		"no updates":       {good[:strings.Index(good, `"updates"`)] + `"updates":[]}]}`, "at least one update"},
-		"unknown action":   {strings.Replace(good, `remove-properties`, `drop-table`, 1), `unknown update action "drop-table"`},
-		"managed only":     {strings.Replace(good, `{"action":"remove-properties","removals":["x"]}`, `{"action":"set-latest-backfilled-version","latest-published-version":1}`, 1), "MANAGED"},
+		"no actions":       {strings.Replace(good, `"actions":["remove-properties","update-metadata-snapshot-version"],`, ``, 1), "tables[0] (c.s.t): actions: missing"},
+		"no edit":          {strings.Replace(good, `"edit":{"remove_properties":["x"],"version":3,"commit_timestamp_ms":1},`, ``, 1), "tables[0] (c.s.t): edit: missing"},
+		"no request":       {good[:strings.Index(good, `"request"`)] + `"request":null}]}`, "tables[0] (c.s.t): request: missing"},
 		"no tables":        {strings.Replace(good, `"tables":[`, `"tablez":[`, 1), "unknown field"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -297,53 +308,53 @@ func TestReadSavedPlanRefusesBadFiles(t *testing.T) {
 	}
 }
 
-// TestReadSavedPlanHMS: a plan for a Hive Metastore carries, per table,
-// the record's fingerprint and the edit to send; one without them, or
-// whose edit writes what a sync never writes (a plan changed by hand:
-// EXTERNAL, a server-owned key, Spark's keys, another provider), is
-// refused whole, naming the table and the field; a Unity Catalog plan
-// cannot carry an edit.
-func TestReadSavedPlanHMS(t *testing.T) {
-	const url = "thrift://hms:9083"
-	good := `{"format_version":"1","kind":"deltasync-saved-plan","catalog_url":"` + url + `","catalog_kind":"hive-metastore",` +
-		`"catalog_id":"` + sync.CatalogID(url) + `","created_at":"2026-12-02T03:00:00Z",` +
-		`"deltasync_version":"t","tables":[{"table":"hive.s.t","table_id":"hive.s.t@1","etag":"100","log_version":3,"changes":[],` +
-		`"updates":[{"action":"update-metadata-snapshot-version","last-commit-version":3,"last-commit-timestamp-ms":1}],` +
-		`"record_fingerprint":"7f","metastore":{"set":{"delta.lastUpdateVersion":"3"},"remove":["trino_last_transaction_version"]}}]}`
-	sp, err := sync.ReadSavedPlan(strings.NewReader(good), "plan.json")
-	if err != nil {
-		t.Fatalf("good plan: %v", err)
+// TestSavedPlanCheckWrites: each table's request is checked by the kind
+// that will send it before anything is sent: a request changed by hand
+// into something a sync never sends (an action the Delta API refuses or
+// keeps for MANAGED tables; an HMS edit of EXTERNAL, a server-owned key,
+// Spark's keys, another provider) refuses the plan, naming the table.
+func TestSavedPlanCheckWrites(t *testing.T) {
+	plan := func(kind, table, request string) *sync.SavedPlan {
+		return &sync.SavedPlan{FormatVersion: "2", Kind: sync.SavedPlanKind, CatalogKind: kind, Tables: []sync.SavedTable{{
+			Table: table, TableID: "id", Etag: "e", LogVersion: 3, Actions: []string{"update-metadata-snapshot-version"},
+			Edit: &catalog.Edit{Version: 3}, Request: json.RawMessage(request)}}}
 	}
-	if sp.CatalogKind != sync.CatalogKindHMS || sp.Tables[0].Metastore.Set["delta.lastUpdateVersion"] != "3" || sp.Tables[0].RecordFingerprint != "7f" {
-		t.Fatalf("good plan read as %+v", sp.Tables[0])
+	ucKind := kindOf(&uc.Client{})
+	hmsKind := hms.NewKind(nil, hms.KindOptions{})
+	const ucGood = `{"updates":[{"action":"remove-properties","removals":["x"]},{"action":"update-metadata-snapshot-version","last-commit-version":3,"last-commit-timestamp-ms":1}]}`
+	const hmsGood = `{"record_fingerprint":"7f","edit":{"set":{"delta.lastUpdateVersion":"3"},"remove":["trino_last_transaction_version"]}}`
+	hmsSet := func(kv string) string {
+		return strings.Replace(hmsGood, `"set":{"delta.lastUpdateVersion":"3"}`, `"set":{"delta.lastUpdateVersion":"3",`+kv+`}`, 1)
 	}
-	if err := sp.CheckCatalog("thrift://HMS:9083"); err != nil {
-		t.Errorf("same metastore spelled otherwise: %v", err)
-	}
-	if err := sp.CheckCatalog("http://hms:9083"); err == nil {
-		t.Errorf("a Unity Catalog accepted a metastore's plan")
-	}
-	set := func(kv string) string {
-		return strings.Replace(good, `"set":{"delta.lastUpdateVersion":"3"}`, `"set":{"delta.lastUpdateVersion":"3",`+kv+`}`, 1)
-	}
-	for name, tc := range map[string]struct{ doc, want string }{
-		"no fingerprint":  {strings.Replace(good, `"record_fingerprint":"7f",`, ``, 1), "tables[0] (hive.s.t): record_fingerprint: missing"},
-		"no edit":         {strings.Replace(good, `,"metastore":{"set":{"delta.lastUpdateVersion":"3"},"remove":["trino_last_transaction_version"]}`, ``, 1), "tables[0] (hive.s.t): metastore: missing"},
-		"empty edit":      {strings.Replace(good, `{"set":{"delta.lastUpdateVersion":"3"},"remove":["trino_last_transaction_version"]}`, `{}`, 1), "metastore: missing"},
-		"EXTERNAL":        {set(`"EXTERNAL":"FALSE"`), "metastore: set: parameter EXTERNAL"},
-		"ddl time":        {set(`"transient_lastDdlTime":"1"`), "metastore: set: parameter transient_lastDdlTime is the metastore's own"},
-		"spark key":       {set(`"spark.sql.partitionProvider":"x"`), "parameter spark.sql.partitionProvider is Spark's"},
-		"provider":        {set(`"spark.sql.sources.provider":"parquet"`), `deltasync writes only "delta"`},
-		"remove provider": {strings.Replace(good, `"remove":["trino_last_transaction_version"]`, `"remove":["spark.sql.sources.provider"]`, 1), "keeps its provider"},
-		"set and removed": {strings.Replace(good, `"remove":["trino_last_transaction_version"]`, `"remove":["delta.lastUpdateVersion"]`, 1), "is set too"},
-		"unknown kind":    {strings.Replace(good, `"hive-metastore"`, `"glue"`, 1), `catalog_kind "glue"`},
-		"edit in a UC plan": {strings.Replace(good, `"catalog_kind":"hive-metastore",`, `"catalog_kind":"unity-catalog",`, 1),
-			"metastore, record_fingerprint: only in a plan for a Hive Metastore"},
+	for name, tc := range map[string]struct {
+		kind    catalog.Kind
+		request string
+		want    string
+	}{
+		"uc good":           {ucKind, ucGood, ""},
+		"uc no updates":     {ucKind, `{"updates":[]}`, "at least one update"},
+		"uc unknown action": {ucKind, strings.Replace(ucGood, `remove-properties`, `drop-table`, 1), `unknown update action "drop-table"`},
+		"uc managed only": {ucKind, strings.Replace(ucGood, `{"action":"remove-properties","removals":["x"]}`,
+			`{"action":"set-latest-backfilled-version","latest-published-version":1}`, 1), "MANAGED"},
+		"hms good":            {hmsKind, hmsGood, ""},
+		"hms no fingerprint":  {hmsKind, strings.Replace(hmsGood, `"record_fingerprint":"7f",`, ``, 1), "record_fingerprint: missing"},
+		"hms no edit":         {hmsKind, `{"record_fingerprint":"7f"}`, "missing"},
+		"hms empty edit":      {hmsKind, `{"record_fingerprint":"7f","edit":{}}`, "missing"},
+		"hms EXTERNAL":        {hmsKind, hmsSet(`"EXTERNAL":"FALSE"`), "parameter EXTERNAL"},
+		"hms ddl time":        {hmsKind, hmsSet(`"transient_lastDdlTime":"1"`), "parameter transient_lastDdlTime is the metastore's own"},
+		"hms spark key":       {hmsKind, hmsSet(`"spark.sql.partitionProvider":"x"`), "parameter spark.sql.partitionProvider is Spark's"},
+		"hms provider":        {hmsKind, hmsSet(`"spark.sql.sources.provider":"parquet"`), `deltasync writes only "delta"`},
+		"hms remove provider": {hmsKind, strings.Replace(hmsGood, `"remove":["trino_last_transaction_version"]`, `"remove":["spark.sql.sources.provider"]`, 1), "keeps its provider"},
+		"hms set and removed": {hmsKind, strings.Replace(hmsGood, `"remove":["trino_last_transaction_version"]`, `"remove":["delta.lastUpdateVersion"]`, 1), "is set too"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			sp, err := sync.ReadSavedPlan(strings.NewReader(tc.doc), "plan.json")
-			if err == nil || sp != nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "plan.json") {
-				t.Errorf("ReadSavedPlan = %v, %v; want an error naming plan.json and saying %q", sp, err, tc.want)
+			table := "c.s.t"
+			err := plan(tc.kind.Name(), table, tc.request).CheckWrites(tc.kind)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("CheckWrites = %v, want nil", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), table)):
+				t.Errorf("CheckWrites = %v; want an error naming %s and saying %q", err, table, tc.want)
 			}
 		})
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 
@@ -45,8 +44,8 @@ func recordFor(b *testing.B, log plan.LogState) plan.Record {
 	props := maps.Clone(log.Configuration)
 	maps.Copy(props, catalog.ProtocolProperties(log.Protocol))
 	v := log.Version
-	return RecordOf(catalog.TableName{}, &uc.LoadTableResponse{Metadata: uc.TableMetadata{TableType: "EXTERNAL",
-		Location: log.Location, Columns: cols, Properties: props, LastCommitVersion: &v}}, "", "")
+	p := log.Protocol
+	return plan.Record{Type: "EXTERNAL", Location: log.Location, Columns: cols, Properties: props, LastCommitVersion: &v, Protocol: &p}
 }
 
 // BenchmarkDiff measures one in-sync comparison of wide tables (the common

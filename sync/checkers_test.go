@@ -47,7 +47,7 @@ func TestUnchangedChecksDoNotWaitBehindReconciles(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = e.reconciler([]sync.Rule{{Include: []string{e.catalog + "." + e.schema + ".*"}}},
-		func(o *sync.Options) { o.Concurrency, o.Catalog, o.ResyncInterval = 1, c, 100*time.Hour })
+		func(o *sync.Options) { o.Concurrency, o.Catalog, o.ResyncInterval = 1, kindOf(c), 100*time.Hour })
 	if rep := r.Sync(context.Background()); rep.Count(sync.OutcomeFailed) > 0 {
 		t.Fatalf("first cycle:\n%s", reportText(rep))
 	}

@@ -40,7 +40,7 @@ func TestShutdownBoundsTableInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := sync.New(sync.Options{Catalog: c, Selector: sel, ShutdownDrain: 50 * time.Millisecond})
+	rec, err := sync.New(sync.Options{Catalog: kindOf(c), Selector: sel, ShutdownDrain: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,8 +95,8 @@ func TestAuditTrailMatchesCatalogHistory(t *testing.T) {
 
 	// 3: plan (dry run under hold: the held update is in it), then apply.
 	dry := e.reconciler([]sync.Rule{{Include: []string{full}, OnDestructive: sync.OnDestructiveHold}}, func(o *sync.Options) { o.DryRun = true }).Sync(ctx)
-	sp := sync.NewSavedPlan(dry, e.client.BaseURL(), "test", time.Now())
-	ar := sync.Apply(ctx, sync.ApplyOptions{Catalog: e.client, Audit: sync.AuditOptions{Writer: aw, Command: "apply", Version: "test"}}, sp)
+	sp := sync.NewSavedPlan(dry, e.client.BaseURL(), kindOfURL(e.client.BaseURL()), "test", time.Now())
+	ar := sync.Apply(ctx, sync.ApplyOptions{Catalog: kindOf(e.client), Audit: sync.AuditOptions{Writer: aw, Command: "apply", Version: "test"}}, sp)
 	if !ar.Applied() {
 		t.Fatalf("apply: not applied %v", ar.NotApplied())
 	}

@@ -39,7 +39,7 @@ func TestDeltaRSTablesEndToEnd(t *testing.T) {
 	for _, table := range external {
 		dirs[table] = filepath.Join(root, table)
 		evolve(t, py, dirs[table], "create")
-		if _, err := sync.Register(ctx, e.client, snapshot(t, dirs[table]), e.name(table), "file://"+dirs[table]); err != nil {
+		if _, err := sync.Register(ctx, kindOf(e.client), snapshot(t, dirs[table]), e.name(table), "file://"+dirs[table]); err != nil {
 			t.Fatalf("register %s: %v", table, err)
 		}
 		e.matchesLog(table, dirs[table])
@@ -168,7 +168,7 @@ func (e *env) concurrentWriter(rules []sync.Rule, table, dir string) {
 			}
 		})
 		updates = p.updates
-		rec = e.reconciler(rules, func(o *sync.Options) { o.Catalog = p.client })
+		rec = e.reconciler(rules, func(o *sync.Options) { o.Catalog = kindOf(p.client) })
 	}
 	rep := rec.Sync(ctx)
 	var res *sync.Result

@@ -40,7 +40,7 @@ func TestDeltaRSDestructiveChanges(t *testing.T) {
 			table := step
 			dir := filepath.Join(root, table)
 			evolve(t, py, dir, "create")
-			if _, err := sync.Register(ctx, e.client, snapshot(t, dir), e.name(table), "file://"+dir); err != nil {
+			if _, err := sync.Register(ctx, kindOf(e.client), snapshot(t, dir), e.name(table), "file://"+dir); err != nil {
 				t.Fatalf("register %s: %v", table, err)
 			}
 			destructive(t, py, dir, step)

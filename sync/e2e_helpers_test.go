@@ -160,7 +160,7 @@ func (e *env) register(src, table string, upTo int64) string {
 	e.t.Helper()
 	dir := filepath.Join(e.t.TempDir(), table)
 	copyLog(e.t, src, dir, upTo)
-	if _, err := sync.Register(context.Background(), e.client, snapshot(e.t, dir), e.name(table), "file://"+dir); err != nil {
+	if _, err := sync.Register(context.Background(), kindOf(e.client), snapshot(e.t, dir), e.name(table), "file://"+dir); err != nil {
 		e.t.Fatalf("register %s: %v", table, err)
 	}
 	return dir
@@ -178,7 +178,7 @@ func (e *env) record(table string) plan.Record {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return sync.RecordOf(e.name(table), lt, ti.Comment, ti.StorageLocation)
+	return uc.RecordOf(e.name(table), lt, ti.Comment, ti.StorageLocation)
 }
 
 // updates counts updateTable requests (POST to a Delta table path).
@@ -205,7 +205,7 @@ func (e *env) reconciler(rules []sync.Rule, mutate ...func(*sync.Options)) *sync
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	o := sync.Options{Catalog: e.client, Selector: sel, Concurrency: 2, Storage: pol}
+	o := sync.Options{Catalog: kindOf(e.client), Selector: sel, Concurrency: 2, Storage: pol}
 	for _, m := range mutate {
 		m(&o)
 	}
@@ -215,4 +215,16 @@ func (e *env) reconciler(rules []sync.Rule, mutate ...func(*sync.Options)) *sync
 	}
 	e.t.Cleanup(func() { r.Close() })
 	return r
+}
+
+// kindOf is Unity Catalog's kind over c, as cmd builds it.
+func kindOf(c *uc.Client) catalog.Kind { return uc.NewKind(c, uc.KindOptions{}) }
+
+// kindOfURL is the name of the kind a catalog URL selects, as cmd
+// decides it: thrift:// is a Hive Metastore, anything else Unity Catalog.
+func kindOfURL(url string) string {
+	if strings.HasPrefix(strings.ToLower(url), "thrift://") {
+		return "hive-metastore"
+	}
+	return "unity-catalog"
 }

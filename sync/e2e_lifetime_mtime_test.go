@@ -60,7 +60,7 @@ func TestRestoredLogWithoutCommitInfoStaysBehind(t *testing.T) {
 		if snap.CommitTimestampSource.FromContent() || snap.CommitTimestamp != old.Add(3*time.Second).UnixMilli() {
 			t.Fatalf("v3 timed %d from %v, want v3's modification time", snap.CommitTimestamp, snap.CommitTimestampSource)
 		}
-		if _, err := sync.Register(context.Background(), e.client, snap, e.name(table), "file://"+dir); err != nil {
+		if _, err := sync.Register(context.Background(), kindOf(e.client), snap, e.name(table), "file://"+dir); err != nil {
 			t.Fatal(err)
 		}
 		running := e.daemon(table)

@@ -88,7 +88,7 @@ func TestLogWrittenAgainIsSyncedNextCycle(t *testing.T) {
 		t.Run(tc.table, func(t *testing.T) {
 			dir := filepath.Join(root, tc.table)
 			writeAgain(t, py, dir, tc.before...)
-			if _, err := sync.Register(context.Background(), e.client, snapshot(t, dir), e.name(tc.table), "file://"+dir); err != nil {
+			if _, err := sync.Register(context.Background(), kindOf(e.client), snapshot(t, dir), e.name(tc.table), "file://"+dir); err != nil {
 				t.Fatal(err)
 			}
 			d := e.daemon(tc.table)
@@ -124,7 +124,7 @@ func TestReregisteredTableGetsNewLogsColumns(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), table)
 	writeAgain(t, py, dir, "create")
 	respellSchema(t, dir)
-	if _, err := sync.Register(ctx, e.client, snapshot(t, dir), e.name(table), "file://"+dir); err != nil {
+	if _, err := sync.Register(ctx, kindOf(e.client), snapshot(t, dir), e.name(table), "file://"+dir); err != nil {
 		t.Fatal(err)
 	}
 	d := e.daemon(table)
@@ -216,7 +216,7 @@ func TestRecreatedShorterLogIsSynced(t *testing.T) {
 	const table = "recreated_shorter"
 	dir := filepath.Join(t.TempDir(), table)
 	writeAgain(t, py, dir, "create", "append", "append", "append")
-	if _, err := sync.Register(context.Background(), e.client, snapshot(t, dir), e.name(table), "file://"+dir); err != nil {
+	if _, err := sync.Register(context.Background(), kindOf(e.client), snapshot(t, dir), e.name(table), "file://"+dir); err != nil {
 		t.Fatal(err)
 	}
 	d := e.daemon(table)
@@ -261,7 +261,7 @@ func TestLogBehindCatalogStaysFlagged(t *testing.T) {
 	for range 3 {
 		evolve(t, py, dir, "append")
 	}
-	if _, err := sync.Register(context.Background(), e.client, snapshot(t, dir), e.name(table), "file://"+dir); err != nil {
+	if _, err := sync.Register(context.Background(), kindOf(e.client), snapshot(t, dir), e.name(table), "file://"+dir); err != nil {
 		t.Fatal(err)
 	}
 	d := e.daemon(table)
@@ -324,7 +324,7 @@ func TestRecreatedVerdictHoldsOverCycles(t *testing.T) {
 	for v := range int64(4) {
 		commit(v, "old-table", 1_700_000_000_000+v*1000)
 	}
-	if _, err := sync.Register(context.Background(), e.client, snapshot(t, dir), e.name(table), "file://"+dir); err != nil {
+	if _, err := sync.Register(context.Background(), kindOf(e.client), snapshot(t, dir), e.name(table), "file://"+dir); err != nil {
 		t.Fatal(err)
 	}
 	warn := []sync.Rule{{Include: []string{e.name(table).String()}, Mode: sync.ModeWarn}}

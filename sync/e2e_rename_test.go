@@ -93,7 +93,7 @@ func TestDeltaRSColumnRename(t *testing.T) {
 	}
 	commitJSON(t, dir, snap.Version+1, "SET TBLPROPERTIES",
 		map[string]any{"protocol": deltalog.Protocol{MinReaderVersion: 2, MinWriterVersion: 5}}, meta(schema))
-	if _, err := sync.Register(ctx, e.client, snapshot(t, dir), e.name("renamed"), "file://"+dir); err != nil {
+	if _, err := sync.Register(ctx, kindOf(e.client), snapshot(t, dir), e.name("renamed"), "file://"+dir); err != nil {
 		t.Fatalf("register: %v", err)
 	}
 	e.matchesLog("renamed", dir)

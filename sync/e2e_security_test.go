@@ -77,7 +77,7 @@ func (e *env) tryPlant(table, location string) error {
 	// A harmless version-0 record, so that a daemon reading the location
 	// would find it behind and push what it read.
 	dir := oneCommitTable(e.t, filepath.Join(e.t.TempDir(), "decoy"), "harmless")
-	_, err := sync.Register(context.Background(), e.client, snapshot(e.t, dir), e.name(table), location)
+	_, err := sync.Register(context.Background(), kindOf(e.client), snapshot(e.t, dir), e.name(table), location)
 	return err
 }
 
@@ -199,7 +199,7 @@ func TestAttackQueryEndpoint(t *testing.T) {
 	uploadDir(t, "s3://lake/wh/good?endpoint="+s3srv.URL+"&use_path_style=true&region=us-east-1&disable_https=true", src)
 
 	e := newEnv(t)
-	if _, err := sync.Register(context.Background(), e.client, snapshot(t, src), e.name("good"), "s3://lake/wh/good"); err != nil {
+	if _, err := sync.Register(context.Background(), kindOf(e.client), snapshot(t, src), e.name("good"), "s3://lake/wh/good"); err != nil {
 		t.Fatal(err)
 	}
 	// The endpoint is escaped so that no normalisation of the location

@@ -58,7 +58,7 @@ func commitToSync(b *testing.B, py string, withEvents bool, tables, commits int)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := sync.Register(ctx, rg.client, snap, rg.name(names[i]), catalogLocation(rg.lake.location(names[i]))); err != nil {
+		if _, err := sync.Register(ctx, kindOf(rg.client), snap, rg.name(names[i]), catalogLocation(rg.lake.location(names[i]))); err != nil {
 			b.Fatal(err)
 		}
 	}

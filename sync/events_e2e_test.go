@@ -83,7 +83,7 @@ func TestEventsEndToEndDeltaRS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := sync.Register(ctx, rg.client, snap, rg.name(n), catalogLocation(rg.lake.location(n))); err != nil {
+		if _, err := sync.Register(ctx, kindOf(rg.client), snap, rg.name(n), catalogLocation(rg.lake.location(n))); err != nil {
 			t.Fatalf("register %s: %v", n, err)
 		}
 	}

@@ -212,7 +212,7 @@ func (rg *eventRig) table(src, name string, upTo int64) {
 	if err != nil {
 		rg.t.Fatal(err)
 	}
-	if _, err := sync.Register(context.Background(), rg.client, tb, rg.name(name), catalogLocation(rg.lake.location(name))); err != nil {
+	if _, err := sync.Register(context.Background(), kindOf(rg.client), tb, rg.name(name), catalogLocation(rg.lake.location(name))); err != nil {
 		rg.t.Fatalf("register %s: %v", name, err)
 	}
 }
@@ -471,7 +471,7 @@ func TestEventsLetCyclesSkipIdleTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sync.Register(ctx, e2.client, tb, e2.name("x"), catalogLocation(l2.location("x"))); err != nil {
+	if _, err := sync.Register(ctx, kindOf(e2.client), tb, e2.name("x"), catalogLocation(l2.location("x"))); err != nil {
 		t.Fatal(err)
 	}
 	e2.allowLake(l2)

@@ -28,7 +28,7 @@ func countedEnv(t *testing.T, e *env, mode sync.Mode, resync time.Duration) (*sy
 	m := sync.NewMetrics(reg, "test")
 	now := time.Now()
 	r := e.reconciler([]sync.Rule{{Include: []string{e.catalog + "." + e.schema + ".*"}, Mode: mode}}, func(o *sync.Options) {
-		o.Catalog, o.ResyncInterval, o.Metrics = c, resync, m
+		o.Catalog, o.ResyncInterval, o.Metrics = kindOf(c), resync, m
 		o.Now = func() time.Time { return now }
 	})
 	return r, counter, reg

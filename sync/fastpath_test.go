@@ -63,7 +63,7 @@ func fastEnv(t *testing.T, e *env, resync time.Duration) (*sync.Reconciler, *opC
 	}
 	now := time.Now()
 	rec := e.reconciler([]sync.Rule{{Include: []string{e.catalog + ".*.*"}}}, func(o *sync.Options) {
-		o.Catalog, o.ResyncInterval = c, resync
+		o.Catalog, o.ResyncInterval = kindOf(c), resync
 		o.Now = func() time.Time { return now }
 	})
 	return rec, counter, &now
@@ -215,7 +215,8 @@ func TestUnchangedTableAllocs(t *testing.T) {
 	if err != nil || listed == nil {
 		t.Fatal(err)
 	}
-	target := sync.Target{Name: e.name("a"), Mode: sync.ModeSync, Listed: listed}
+	target := sync.Target{Name: e.name("a"), Mode: sync.ModeSync, Listed: &catalog.Listed{Name: e.name("a"), Type: listed.TableType,
+		ID: listed.TableID, Location: listed.StorageLocation, Comment: listed.Comment, UpdatedAt: listed.UpdatedAt}}
 	counter.take()
 	allocs := testing.AllocsPerRun(50, func() {
 		if res := rec.Reconcile(ctx, target); res.Outcome != sync.OutcomeUnchanged {

@@ -606,7 +606,7 @@ func (c *checker) record(ctx context.Context, name catalog.TableName) (plan.Reco
 	if err != nil {
 		return plan.Record{}, err
 	}
-	return sync.RecordOf(name, lt, ti.Comment, ti.StorageLocation), nil
+	return uc.RecordOf(name, lt, ti.Comment, ti.StorageLocation), nil
 }
 
 // observe checks one record: its watermark never goes back, and it equals

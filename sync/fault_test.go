@@ -151,7 +151,7 @@ func (rg *faultRig) newReconciler() *sync.Reconciler {
 		t.Fatal(err)
 	}
 	rec, err := sync.New(sync.Options{
-		Catalog: rg.proxied, Selector: sel, Concurrency: 2, LogOptions: rg.logOpts, Storage: pol,
+		Catalog: kindOf(rg.proxied), Selector: sel, Concurrency: 2, LogOptions: rg.logOpts, Storage: pol,
 		// Failed tables are retried at the next cycle (production backs off
 		// 30s and more; the recovery rule under test is the same).
 		Backoff:      sync.Backoff{Initial: time.Nanosecond, Max: time.Nanosecond},
@@ -184,7 +184,7 @@ func (rg *faultRig) register(table string, names map[string]catalog.TableName) {
 	if err != nil {
 		rg.t.Fatal(err)
 	}
-	if _, err := sync.Register(ctx, rg.env.client, snap, rg.env.name(table), catalogLocation(rg.w.store.url(table))); err != nil {
+	if _, err := sync.Register(ctx, kindOf(rg.env.client), snap, rg.env.name(table), catalogLocation(rg.w.store.url(table))); err != nil {
 		rg.t.Fatalf("register %s: %v", table, err)
 	}
 	names[table] = rg.env.name(table)

@@ -46,7 +46,7 @@ func (e *hmsEnv) adopting(rule sync.RegisterRule, mutate ...func(*sync.Options))
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	o := sync.Options{HMS: &sync.HMSOptions{Client: e.client, LockWait: 2 * time.Second}, Selector: sel, Concurrency: 2, Storage: pol,
+	o := sync.Options{Catalog: hms.NewKind(e.client, hms.KindOptions{LockWait: 2 * time.Second}), Selector: sel, Concurrency: 2, Storage: pol,
 		Register: &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}}, ResyncInterval: time.Hour}
 	for _, m := range mutate {
 		m(&o)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deltasync/deltasync/catalog/hms"
 	"github.com/deltasync/deltasync/sync"
@@ -20,7 +21,9 @@ func TestHMSColumnsRealRefused(t *testing.T) {
 		_, loc := logTable(t, "deletion_vectors_disabled", "ev", -1)
 		e.sparkRegister("ev", loc)
 		before := e.stored("ev")
-		r := e.reconciler(func(o *sync.Options) { o.HMS.Columns = hms.ColumnsReal })
+		r := e.reconciler(func(o *sync.Options) {
+			o.Catalog = hms.NewKind(e.client, hms.KindOptions{LockWait: 2 * time.Second, Columns: hms.ColumnsReal})
+		})
 		ctx := context.Background()
 		name := "hive." + e.db + ".ev"
 		e.takeCalls()

@@ -156,7 +156,7 @@ func TestHMSLostAnswerResolved(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := e.reconciler(func(o *sync.Options) {
-			o.HMS.Client = proxied
+			o.Catalog = hms.NewKind(proxied, hms.KindOptions{LockWait: 2 * time.Second})
 			o.Audit = sync.AuditOptions{Writer: aw, Command: "run", Version: "test"}
 			o.Backoff = sync.Backoff{Initial: time.Nanosecond, Max: time.Nanosecond}
 		})

@@ -52,7 +52,7 @@ func TestHMSRace(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = c.Close() })
 			recs[i] = e.reconciler(func(o *sync.Options) {
-				o.HMS = &sync.HMSOptions{Client: c, LockWait: 2 * time.Second}
+				o.Catalog = hms.NewKind(c, hms.KindOptions{LockWait: 2 * time.Second})
 				o.MaxAttempts = 5
 				// a table that failed is tried again at once, not after the default 30 s
 				o.Backoff = sync.Backoff{Initial: time.Millisecond, Max: time.Millisecond}

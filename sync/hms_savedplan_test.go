@@ -3,6 +3,7 @@ package sync_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"maps"
 	"strings"
 	"testing"
@@ -20,7 +21,7 @@ func hmsPlan(t *testing.T, e *hmsEnv) *sync.SavedPlan {
 	r := e.reconciler(func(o *sync.Options) { o.DryRun = true })
 	rep := r.Sync(context.Background())
 	var buf bytes.Buffer
-	if err := sync.NewSavedPlan(rep, e.url, "test", time.Now()).WriteJSON(&buf); err != nil {
+	if err := sync.NewSavedPlan(rep, e.url, kindOfURL(e.url), "test", time.Now()).WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
 	validate(t, schemas(t)["saved-plan"], "a Hive Metastore's saved plan", buf.Bytes())
@@ -32,7 +33,7 @@ func hmsPlan(t *testing.T, e *hmsEnv) *sync.SavedPlan {
 }
 
 func applyHMS(e *hmsEnv, sp *sync.SavedPlan) *sync.ApplyReport {
-	return sync.Apply(context.Background(), sync.ApplyOptions{HMS: &sync.HMSOptions{Client: e.client, LockWait: 2 * time.Second}}, sp)
+	return sync.Apply(context.Background(), sync.ApplyOptions{Catalog: hms.NewKind(e.client, hms.KindOptions{LockWait: 2 * time.Second})}, sp)
 }
 
 func applied(t *testing.T, rep *sync.ApplyReport, table string) sync.ApplyResult {
@@ -72,19 +73,20 @@ func TestHMSSavedPlan(t *testing.T) {
 		if calls := e.takeCalls(); calls["alter_table_with_environment_context"] != 0 || calls["lock"] != 0 {
 			t.Fatalf("plan --out wrote: calls %v", calls)
 		}
-		if sp.CatalogKind != sync.CatalogKindHMS || sp.CatalogID != sync.CatalogID(e.url) || len(sp.Tables) != 3 {
-			t.Fatalf("plan: kind %q, %d tables, want %q and 3", sp.CatalogKind, len(sp.Tables), sync.CatalogKindHMS)
+		if sp.CatalogKind != sync.KindHiveMetastore || sp.CatalogID != sync.CatalogID(e.url) || len(sp.Tables) != 3 {
+			t.Fatalf("plan: kind %q, %d tables, want %q and 3", sp.CatalogKind, len(sp.Tables), sync.KindHiveMetastore)
 		}
 		for _, st := range sp.Tables {
 			name := strings.TrimPrefix(st.Table, "hive."+e.db+".")
 			stored := e.stored(name)
-			if st.Etag != stored.Parameters[hms.KeyDDLTime] || st.Metastore == nil || st.RecordFingerprint == "" {
-				t.Fatalf("%s: etag %q (stored %q), edit %v, fingerprint %q", st.Table, st.Etag, stored.Parameters[hms.KeyDDLTime], st.Metastore, st.RecordFingerprint)
+			fp, edit := hmsRequest(t, &st)
+			if st.Etag != stored.Parameters[hms.KeyDDLTime] || edit == nil || fp == "" {
+				t.Fatalf("%s: etag %q (stored %q), edit %v, fingerprint %q", st.Table, st.Etag, stored.Parameters[hms.KeyDDLTime], edit, fp)
 			}
-			if st.Metastore.Set[hms.KeyLastUpdateVersion] == "" || st.Metastore.Set[hms.KeySchema] == "" {
-				t.Errorf("%s: the edit does not set the watermark and schema: %+v", st.Table, st.Metastore)
+			if edit.Set[hms.KeyLastUpdateVersion] == "" || edit.Set[hms.KeySchema] == "" {
+				t.Errorf("%s: the edit does not set the watermark and schema: %+v", st.Table, edit)
 			}
-			if _, ok := st.Metastore.Set[hms.KeyDDLTime]; ok {
+			if _, ok := edit.Set[hms.KeyDDLTime]; ok {
 				t.Errorf("%s: the edit sets %s, the guard's", st.Table, hms.KeyDDLTime)
 			}
 			if !maps.Equal(stored.Parameters, before[name]) {
@@ -170,7 +172,9 @@ func TestHMSSavedPlanColumnsNeedReal(t *testing.T) {
 	if len(sp.Tables) != 1 {
 		t.Fatalf("%d tables in the plan", len(sp.Tables))
 	}
-	sp.Tables[0].Metastore.Columns = []hms.Column{{Name: "id", Type: "bigint"}}
+	fp, edit := hmsRequest(t, &sp.Tables[0])
+	edit.Columns = []hms.Column{{Name: "id", Type: "bigint"}}
+	setHMSRequest(t, &sp.Tables[0], fp, edit)
 	e.takeCalls()
 	res := applied(t, applyHMS(e, sp), "hive."+e.db+".ev")
 	if res.Outcome == audit.OutcomeSynced || !strings.Contains(res.Reason, "catalog.columns") {
@@ -179,4 +183,28 @@ func TestHMSSavedPlanColumnsNeedReal(t *testing.T) {
 	if calls := e.takeCalls(); calls["alter_table_with_environment_context"] != 0 {
 		t.Errorf("calls %v: something was sent", calls)
 	}
+}
+
+// hmsRequest decodes a saved Hive Metastore write's request: the
+// fingerprint of the record planned from and the edit.
+func hmsRequest(t *testing.T, st *sync.SavedTable) (string, *hms.Edit) {
+	t.Helper()
+	var r struct {
+		Fingerprint string    `json:"record_fingerprint"`
+		Edit        *hms.Edit `json:"edit"`
+	}
+	if err := json.Unmarshal(st.Request, &r); err != nil {
+		t.Fatalf("%s: request %s: %v", st.Table, st.Request, err)
+	}
+	return r.Fingerprint, r.Edit
+}
+
+// setHMSRequest writes a saved write's request back, changed by hand.
+func setHMSRequest(t *testing.T, st *sync.SavedTable, fp string, e *hms.Edit) {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"record_fingerprint": fp, "edit": e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Request = b
 }

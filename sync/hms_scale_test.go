@@ -174,7 +174,7 @@ func TestHMSScale(t *testing.T) {
 	// connection pool under this load) is retried by the next cycle, not
 	// 30 s later.
 	r := e.reconciler(func(o *sync.Options) {
-		o.HMS.Client, o.Concurrency = client, conc
+		o.Catalog, o.Concurrency = hms.NewKind(client, hms.KindOptions{LockWait: 2 * time.Second}), conc
 		o.Backoff = sync.Backoff{Initial: time.Millisecond, Max: time.Millisecond}
 	})
 	steadyWant := map[string]int{"get_all_databases": 1, "get_all_tables": 1, "get_table_objects_by_name_req": (n + 99) / 100}

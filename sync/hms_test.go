@@ -16,7 +16,6 @@ import (
 	hm "github.com/beltran/gohive/hive_metastore"
 
 	"github.com/deltasync/deltasync/catalog/hms"
-	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/internal/fakehms"
 	"github.com/deltasync/deltasync/internal/testenv"
 	"github.com/deltasync/deltasync/sync"
@@ -218,7 +217,7 @@ func (e *hmsEnv) reconciler(mutate ...func(*sync.Options)) *sync.Reconciler {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	o := sync.Options{HMS: &sync.HMSOptions{Client: e.client, LockWait: 2 * time.Second}, Selector: sel, Concurrency: 2, Storage: pol}
+	o := sync.Options{Catalog: hms.NewKind(e.client, hms.KindOptions{LockWait: 2 * time.Second}), Selector: sel, Concurrency: 2, Storage: pol}
 	for _, m := range mutate {
 		m(&o)
 	}
@@ -451,8 +450,7 @@ func TestHMSOptions(t *testing.T) {
 	e := newHMSEnv(t, "4.0.1", "")
 	sel, _ := sync.NewSelector([]sync.Rule{{Include: []string{"*.*.*"}}})
 	for name, o := range map[string]sync.Options{
-		"vended":  {HMS: &sync.HMSOptions{Client: e.client}, Selector: sel, VendedCredentials: true},
-		"both":    {HMS: &sync.HMSOptions{Client: e.client}, Catalog: &uc.Client{}, Selector: sel},
+		"vended":  {Catalog: hms.NewKind(e.client, hms.KindOptions{}), Selector: sel, VendedCredentials: true},
 		"neither": {Selector: sel},
 	} {
 		if _, err := sync.New(o); err == nil {

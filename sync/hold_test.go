@@ -42,11 +42,11 @@ func TestDestructiveChangesHeld(t *testing.T) {
 	}
 
 	dry := e.reconciler(hold, func(o *sync.Options) { o.DryRun = true }).Sync(ctx)
-	sp := sync.NewSavedPlan(dry, e.client.BaseURL(), "test", time.Now())
+	sp := sync.NewSavedPlan(dry, e.client.BaseURL(), kindOfURL(e.client.BaseURL()), "test", time.Now())
 	var inPlan bool
 	for _, st := range sp.Tables {
 		if st.Table == e.name("d").String() {
-			inPlan = st.Held == sync.HeldDestructive && len(st.Updates) > 0 && st.Etag == before
+			inPlan = st.Held == sync.HeldDestructive && len(st.Actions) > 0 && len(st.Request) > 0 && st.Etag == before
 		}
 	}
 	if !inPlan {

@@ -126,7 +126,7 @@ type ucTwoWriter struct {
 func newUCTwoWriter(t *testing.T, e *env, dir string) *ucTwoWriter {
 	t.Helper()
 	w := &ucTwoWriter{t: t, e: e, table: "tw", dir: dir}
-	if _, err := sync.Register(context.Background(), e.client, snapshot(t, dir), e.name(w.table), "file://"+dir); err != nil {
+	if _, err := sync.Register(context.Background(), kindOf(e.client), snapshot(t, dir), e.name(w.table), "file://"+dir); err != nil {
 		t.Fatal(err)
 	}
 	return w
@@ -139,7 +139,7 @@ func (w *ucTwoWriter) reconciler(interfere func()) *sync.Reconciler {
 	// On Unity Catalog every property is the log's unless the user says
 	// otherwise: owner.* is declared another client's.
 	return w.e.reconciler([]sync.Rule{{Include: []string{w.e.catalog + "." + w.e.schema + ".*"}}}, func(o *sync.Options) {
-		o.Catalog = p.client
+		o.Catalog = kindOf(p.client)
 		o.Diff.IgnoreProperties = []string{"owner.*"}
 	})
 }
@@ -209,7 +209,7 @@ func (w *hmsTwoWriter) reconciler(interfere func()) *sync.Reconciler {
 		interfere()
 		h.Release()
 	}()
-	return w.e.reconciler(func(o *sync.Options) { o.HMS = &sync.HMSOptions{Client: c, LockWait: 5 * time.Second} })
+	return w.e.reconciler(func(o *sync.Options) { o.Catalog = hms.NewKind(c, hms.KindOptions{LockWait: 5 * time.Second}) })
 }
 
 func (w *hmsTwoWriter) drop(key string) {

@@ -240,7 +240,7 @@ func TestLostAnswersAuditedAsTheServerSawThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.reconciler([]sync.Rule{{Include: []string{full}}}, func(o *sync.Options) {
-		o.Catalog = proxied
+		o.Catalog = kindOf(proxied)
 		o.Audit = sync.AuditOptions{Writer: aw, Command: "run", Version: "test"}
 		o.Backoff = sync.Backoff{Initial: time.Nanosecond, Max: time.Nanosecond}
 	})
@@ -350,7 +350,7 @@ func TestApplyLostAnswerResolved(t *testing.T) {
 		e.divergeCatalog(table, map[string]string{"stray": "x"})
 	}
 	rep := e.reconciler([]sync.Rule{{Include: []string{e.catalog + ".s.*"}}}, func(o *sync.Options) { o.DryRun = true }).Sync(ctx)
-	sp := sync.NewSavedPlan(rep, e.client.BaseURL(), "test", time.Now())
+	sp := sync.NewSavedPlan(rep, e.client.BaseURL(), kindOfURL(e.client.BaseURL()), "test", time.Now())
 	if len(sp.Tables) != 2 {
 		t.Fatalf("saved plan has %d tables, want 2", len(sp.Tables))
 	}
@@ -368,7 +368,7 @@ func TestApplyLostAnswerResolved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ar := sync.Apply(ctx, sync.ApplyOptions{Catalog: proxied, Audit: sync.AuditOptions{Writer: aw, Command: "apply", Version: "test"}}, sp)
+	ar := sync.Apply(ctx, sync.ApplyOptions{Catalog: kindOf(proxied), Audit: sync.AuditOptions{Writer: aw, Command: "apply", Version: "test"}}, sp)
 	_ = aw.Close()
 	recs := readAudit(t, auditPath)
 	if len(ar.Results) != 2 || len(recs) != 2 {

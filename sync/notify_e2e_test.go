@@ -59,7 +59,7 @@ func TestNotifyEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "orders")
 	evolve(t, py, dir, "create")
-	if _, err := sync.Register(ctx, e.client, snapshot(t, dir), e.name("orders"), "file://"+dir); err != nil {
+	if _, err := sync.Register(ctx, kindOf(e.client), snapshot(t, dir), e.name("orders"), "file://"+dir); err != nil {
 		t.Fatal(err)
 	}
 	evolve(t, py, dir, "add_column") // v1: a new column, score

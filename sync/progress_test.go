@@ -60,7 +60,7 @@ func TestProgressWhileCycleRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.reconciler([]sync.Rule{{Include: []string{e.catalog + ".s.*"}, Mode: sync.ModeSync}}, func(o *sync.Options) {
-		o.Catalog, o.Concurrency, o.Metrics = c, 1, m
+		o.Catalog, o.Concurrency, o.Metrics = kindOf(c), 1, m
 	})
 	if p := r.Progress(); p.Cycle != 0 || p.Running || p.String() != "no cycle started yet" {
 		t.Errorf("before any cycle: %+v (%s)", p, p)

@@ -144,10 +144,10 @@ func TestReadOnlyFaithfulTablesHaveNoDrift(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), name)
 		copyLog(t, src, dir, -1)
 		snap := snapshot(t, dir)
-		if _, err := sync.RegistrationFor(snap, e.name(name), "file://"+dir); err != nil {
+		if _, err := kindOf(e.client).Registration(e.name(name), "file://"+dir, sync.LogStateOf(snap, "file://"+dir)); err != nil {
 			continue
 		}
-		if _, err := sync.Register(ctx, e.client, snap, e.name(name), "file://"+dir); err != nil {
+		if _, err := sync.Register(ctx, kindOf(e.client), snap, e.name(name), "file://"+dir); err != nil {
 			t.Fatalf("%s: register: %v", src, err)
 		}
 		n++

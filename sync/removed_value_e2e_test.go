@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deltasync/deltasync/catalog/hms"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/audit"
 )
@@ -65,7 +66,7 @@ func checkRemovedValue(t *testing.T, rep *sync.Report, catalogURL, table, key, w
 	}
 
 	var buf bytes.Buffer
-	if err := sync.NewSavedPlan(rep, catalogURL, "test", time.Now()).WriteJSON(&buf); err != nil {
+	if err := sync.NewSavedPlan(rep, catalogURL, kindOfURL(catalogURL), "test", time.Now()).WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
 	validate(t, schemas(t)["saved-plan"], "the saved plan", buf.Bytes())
@@ -134,7 +135,7 @@ func TestRemovedValueFromPlanToAudit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ar := sync.Apply(ctx, sync.ApplyOptions{Catalog: e.client, Audit: sync.AuditOptions{Writer: aw, Command: "apply", Version: "test"}}, sp)
+	ar := sync.Apply(ctx, sync.ApplyOptions{Catalog: kindOf(e.client), Audit: sync.AuditOptions{Writer: aw, Command: "apply", Version: "test"}}, sp)
 	_ = aw.Close()
 	if !ar.Applied() {
 		t.Fatalf("apply: not applied %v", ar.NotApplied())
@@ -167,7 +168,7 @@ func TestHMSRemovedValueFromPlanToAudit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ar := sync.Apply(ctx, sync.ApplyOptions{HMS: &sync.HMSOptions{Client: e.client, LockWait: 2 * time.Second},
+		ar := sync.Apply(ctx, sync.ApplyOptions{Catalog: hms.NewKind(e.client, hms.KindOptions{LockWait: 2 * time.Second}),
 			Audit: sync.AuditOptions{Writer: aw, Command: "apply", Version: "test"}}, sp)
 		_ = aw.Close()
 		if !ar.Applied() {

@@ -38,7 +38,7 @@ func testLog() plan.LogState {
 // registering log and recording its version.
 func faithful(t *testing.T, log plan.LogState) plan.Record {
 	t.Helper()
-	return RecordOf(catalog.TableName{Catalog: "main", Schema: "sales", Table: "orders"}, faithfulTable(t, log), log.Description, "file:///data/orders")
+	return uc.RecordOf(catalog.TableName{Catalog: "main", Schema: "sales", Table: "orders"}, faithfulTable(t, log), log.Description, "file:///data/orders")
 }
 
 // faithfulTable is faithful's loadTable answer.

@@ -24,10 +24,11 @@ func TestResolveLostWrite(t *testing.T) {
 		return &plan.Record{ID: "u1", Etag: "e2", Properties: map[string]string{"a": "1"}, LastCommitVersion: &v7,
 			Columns: cols, Comment: "c", PartitionColumns: []string{}}
 	}
-	w := lostWrite{tableID: "u1", etagBefore: "e1", etagMoves: true, updates: []uc.Update{
-		uc.SetProperties{Updates: map[string]string{"a": "1"}}, uc.RemoveProperties{Removals: []string{"gone"}},
-		uc.SetColumns{Columns: cols}, uc.SetTableComment{Comment: "c"}, uc.SetPartitionColumns{},
-		uc.UpdateMetadataSnapshotVersion{LastCommitVersion: 7},
+	comment := "c"
+	w := lostWrite{tableID: "u1", etagBefore: "e1", etagMoves: true, edit: &catalog.Edit{
+		SetProperties: map[string]string{"a": "1"}, RemoveProperties: []string{"gone"},
+		Columns: &cols, Comment: &comment, SetPartitioning: true, PartitionColumns: []string{},
+		Version: 7,
 	}}
 	cases := []struct {
 		name    string
@@ -47,9 +48,9 @@ func TestResolveLostWrite(t *testing.T) {
 		{"comment differs", w, func(r *plan.Record) { r.Comment = "old" }, nil, audit.OutcomeNotApplied, "comment"},
 		{"read failed", w, nil, errors.New("connection refused"), audit.OutcomeUnknown, "could not be read"},
 		{"table gone", w, nil, &uc.APIError{Status: 404, Type: "NoSuchTableException"}, audit.OutcomeNotApplied, "gone"},
-		{"HMS: the guard value written", lostWrite{tableID: "u1", etagBefore: "e1", written: "e2", updates: w.updates}, nil, nil, audit.OutcomeSynced, ""},
-		{"HMS: another guard value", lostWrite{tableID: "u1", etagBefore: "e1", written: "e3", updates: w.updates}, nil, nil, audit.OutcomeNotApplied, "not the e3"},
-		{"HMS 3: the etag may stay", lostWrite{tableID: "u1", etagBefore: "e2", updates: w.updates}, nil, nil, audit.OutcomeSynced, ""},
+		{"HMS: the guard value written", lostWrite{tableID: "u1", etagBefore: "e1", written: "e2", edit: w.edit}, nil, nil, audit.OutcomeSynced, ""},
+		{"HMS: another guard value", lostWrite{tableID: "u1", etagBefore: "e1", written: "e3", edit: w.edit}, nil, nil, audit.OutcomeNotApplied, "not the e3"},
+		{"HMS 3: the etag may stay", lostWrite{tableID: "u1", etagBefore: "e2", edit: w.edit}, nil, nil, audit.OutcomeSynced, ""},
 	}
 	for _, c := range cases {
 		rec := held()

@@ -66,7 +66,7 @@ func TestRetainedHeapPerTable(t *testing.T) {
 		snaps := scaleTemplateSnapshots(t, filepath.Dir(dir))
 		for i := range n {
 			loc := "file://" + filepath.Join(dir, fmt.Sprintf("t%06d", i))
-			if _, err := sync.Register(ctx, reg, scaleSnapshot(snaps[i%scaleTemplates], i), scaleName(i), loc); err != nil {
+			if _, err := sync.Register(ctx, kindOf(reg), scaleSnapshot(snaps[i%scaleTemplates], i), scaleName(i), loc); err != nil {
 				t.Fatalf("register %d: %v", i, err)
 			}
 		}
@@ -90,7 +90,7 @@ func TestRetainedHeapPerTable(t *testing.T) {
 		}
 		sel, pol := scaleSelection(t, dir)
 		now := time.Now()
-		rec, err := sync.New(sync.Options{Catalog: client, Selector: sel, Concurrency: 4, Storage: pol,
+		rec, err := sync.New(sync.Options{Catalog: kindOf(client), Selector: sel, Concurrency: 4, Storage: pol,
 			ResyncInterval: time.Hour, Metrics: metrics, Now: func() time.Time { return now }})
 		if err != nil {
 			t.Fatal(err)

@@ -296,7 +296,7 @@ func BenchmarkScaleS3(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	opts.Catalog = client
+	opts.Catalog = kindOf(client)
 	if opts.Selector, err = sync.NewSelector([]sync.Rule{{Include: []string{"scale.*.*"}}}); err != nil {
 		b.Fatal(err)
 	}

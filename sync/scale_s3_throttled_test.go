@@ -80,7 +80,7 @@ func BenchmarkScaleS3Throttled(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	opts.Catalog = client
+	opts.Catalog = kindOf(client)
 	if opts.Selector, err = sync.NewSelector([]sync.Rule{{Include: []string{"scale.*.*"}}}); err != nil {
 		b.Fatal(err)
 	}

@@ -241,7 +241,7 @@ func TestScaleServer(t *testing.T) {
 				if prefix := os.Getenv(scaleLocationOddEnv); prefix != "" && i%2 == 1 { // BenchmarkScaleS3Throttled
 					loc = prefix + fmt.Sprintf("/t%06d", i)
 				}
-				if _, err := sync.Register(ctx, c, scaleSnapshot(snaps[i%scaleTemplates], i), scaleName(i), loc); err != nil {
+				if _, err := sync.Register(ctx, kindOf(c), scaleSnapshot(snaps[i%scaleTemplates], i), scaleName(i), loc); err != nil {
 					t.Errorf("register %d: %v", i, err)
 					return
 				}
@@ -497,7 +497,7 @@ func runScale(t testing.TB, n int) []scaleCycle {
 	// As deltasync run builds it; like the daemon, a cycle ends by
 	// returning its garbage to the OS (cmd/deltasync releaseMemory).
 	release := os.Getenv("DELTASYNC_SCALE_NO_RELEASE") == ""
-	rec, err := sync.New(sync.Options{Catalog: client, Selector: sel, Concurrency: concurrency, Storage: pol,
+	rec, err := sync.New(sync.Options{Catalog: kindOf(client), Selector: sel, Concurrency: concurrency, Storage: pol,
 		ResyncInterval: time.Hour, Metrics: metrics, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
 	if err != nil {
 		t.Fatal(err)

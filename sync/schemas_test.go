@@ -82,7 +82,7 @@ func TestDocumentsMatchTheirSchemas(t *testing.T) {
 	if !strings.Contains(rep.String(), `"held": "destructive"`) || !strings.Contains(rep.String(), `"class": "destructive"`) {
 		t.Errorf("the report shows no held table or class:\n%s", rep.String())
 	}
-	sp := sync.NewSavedPlan(dry, e.client.BaseURL(), "test", time.Now())
+	sp := sync.NewSavedPlan(dry, e.client.BaseURL(), kindOfURL(e.client.BaseURL()), "test", time.Now())
 	var spb bytes.Buffer
 	if err := sp.WriteJSON(&spb); err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ func TestDocumentsMatchTheirSchemas(t *testing.T) {
 	e.reconciler(hold, func(o *sync.Options) { o.Audit = ao }).Sync(ctx) // a held, b synced
 	e.divergeCatalog("a", map[string]string{"other": "y"})               // the saved plan is stale for a
 	ao.Command = "apply"
-	sync.Apply(ctx, sync.ApplyOptions{Catalog: e.client, Audit: ao}, sp) // a refused, b refused (synced since)
+	sync.Apply(ctx, sync.ApplyOptions{Catalog: kindOf(e.client), Audit: ao}, sp) // a refused, b refused (synced since)
 	_ = aw.Close()
 	f, err := os.Open(auditPath)
 	if err != nil {

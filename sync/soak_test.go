@@ -177,7 +177,7 @@ func TestSoakKill9(t *testing.T) {
 	names := map[string]catalog.TableName{}
 	for i := range soakTables {
 		table := fmt.Sprintf("t%02d", i)
-		if _, err := sync.Register(ctx, e.client, snapshot(t, filepath.Join(root, table)), e.name(table), src.url(table)); err != nil {
+		if _, err := sync.Register(ctx, kindOf(e.client), snapshot(t, filepath.Join(root, table)), e.name(table), src.url(table)); err != nil {
 			t.Fatalf("register %s: %v", table, err)
 		}
 		names[table] = e.name(table)

@@ -48,7 +48,7 @@ func TestListingStreamsIntoWorkers(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "b")
 	copyLog(t, "basic_partitioned", dir, -1)
 	name := catalog.TableName{Catalog: e.catalog, Schema: "s2", Table: "b"}
-	if _, err := sync.Register(ctx, e.client, snapshot(t, dir), name, "file://"+dir); err != nil {
+	if _, err := sync.Register(ctx, kindOf(e.client), snapshot(t, dir), name, "file://"+dir); err != nil {
 		t.Fatal(err)
 	}
 	gate := &gateTransport{loaded: make(chan struct{}), base: http.DefaultTransport}
@@ -57,7 +57,7 @@ func TestListingStreamsIntoWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := e.reconciler([]sync.Rule{{Include: []string{e.catalog + ".*.*"}}}, func(o *sync.Options) {
-		o.Catalog, o.Concurrency = c, 1 // one worker: the lister alone fetches s2
+		o.Catalog, o.Concurrency = kindOf(c), 1 // one worker: the lister alone fetches s2
 	})
 	rep := rec.Sync(ctx)
 	if rep.Failed() || len(rep.Results) != 2 {

@@ -3,7 +3,6 @@ package sync
 import (
 	"context"
 	"github.com/deltasync/deltasync/catalog"
-
 )
 
 // DefaultReadConcurrency is the default of Options.ReadConcurrency: how

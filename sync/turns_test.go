@@ -92,7 +92,7 @@ func TestFullReadsOutnumberCatalogTurns(t *testing.T) {
 	for i := range tables {
 		loc := fmt.Sprintf("s3://lake/wh/t%d", i)
 		uploadDir(t, loc+"?endpoint="+s3srv.URL+"&use_path_style=true&region=us-east-1&disable_https=true", src)
-		if _, err := sync.Register(context.Background(), e.client, snapshot(t, src), e.name(fmt.Sprintf("t%d", i)), loc); err != nil {
+		if _, err := sync.Register(context.Background(), kindOf(e.client), snapshot(t, src), e.name(fmt.Sprintf("t%d", i)), loc); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -116,7 +116,7 @@ func TestFullReadsOutnumberCatalogTurns(t *testing.T) {
 			storage.peak = 0
 			storage.mu.Unlock()
 			r := e.reconciler([]sync.Rule{{Include: []string{e.catalog + ".*.*"}}}, func(o *sync.Options) {
-				o.Catalog, o.Concurrency, o.ReadConcurrency = c, tc.concurrency, tc.reads
+				o.Catalog, o.Concurrency, o.ReadConcurrency = kindOf(c), tc.concurrency, tc.reads
 			})
 			rep := r.Sync(context.Background())
 			if len(rep.Results) != tables {

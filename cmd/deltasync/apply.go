@@ -47,14 +47,14 @@ func newApplyCommand(c *cli) *cobra.Command {
 				return &exitError{code: 1, err: err}
 			}
 			defer a.audit.Close()
-			if err := sp.CheckCatalog(a.catalogURL()); err != nil {
+			if err := sp.CheckCatalog(a.catalogURL(), a.kind.Name()); err != nil {
 				return &exitError{code: 1, err: err}
 			}
-			opts := sync.ApplyOptions{Catalog: a.client, Logger: a.log,
-				Audit: sync.AuditOptions{Writer: a.audit, Command: "apply", Version: version}}
-			if a.metastore != nil {
-				opts.HMS = s.hms.options(a.metastore)
+			if err := sp.CheckWrites(a.kind); err != nil {
+				return &exitError{code: 1, err: fmt.Errorf("plan file %s: %w; nothing applied", args[0], err)}
 			}
+			opts := sync.ApplyOptions{Catalog: a.kind, Logger: a.log,
+				Audit: sync.AuditOptions{Writer: a.audit, Command: "apply", Version: version}}
 			rep := sync.Apply(cmd.Context(), opts, sp)
 			if err := rep.WriteText(c.stdout); err != nil {
 				return err

@@ -265,7 +265,7 @@ func registerDemoTable(ctx context.Context, client *uc.Client, name catalog.Tabl
 	if err != nil {
 		return err
 	}
-	_, err = sync.Register(ctx, client, snap, name, "file://"+filepath.ToSlash(dir))
+	_, err = sync.Register(ctx, uc.NewKind(client, uc.KindOptions{}), snap, name, "file://"+filepath.ToSlash(dir))
 	return err
 }
 

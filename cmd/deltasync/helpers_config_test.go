@@ -1,6 +1,11 @@
 package main
 
-import "os"
+import (
+	"os"
+
+	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/uc"
+)
 
 // validate is cli.settings for the tests that only check a configuration's
 // problems (token_env read from the test process's environment).
@@ -16,3 +21,6 @@ func (c *config) validateTables() problems {
 	s.buildTables(&p, selectFromConfig)
 	return p
 }
+
+// kindOf is Unity Catalog's kind over c, as newParts builds it.
+func kindOf(c *uc.Client) catalog.Kind { return uc.NewKind(c, uc.KindOptions{}) }

@@ -38,7 +38,7 @@ func (s *settings) buildHMS(p *problems) bool {
 		p.add("catalog.url %q: want thrift://host:port", cc.URL)
 	}
 	if h.name == "" {
-		h.name = sync.DefaultHMSName
+		h.name = hms.DefaultName
 	} else if strings.ContainsAny(h.name, ".*?[] ") {
 		p.add("catalog.name %q: want a plain name (it is the first part of catalog.db.table)", h.name)
 	}
@@ -83,7 +83,8 @@ func (h *hmsSettings) client(m *sync.Metrics) (*hms.Client, error) {
 	return hms.New(h.url, hms.Options{Timeout: h.timeout, Observer: m.ObserveMetastore})
 }
 
-// options are the reconciler's HMS options over c.
-func (h *hmsSettings) options(c *hms.Client) *sync.HMSOptions {
-	return &sync.HMSOptions{Client: c, Name: h.name, Columns: h.columns}
+// kind is the Hive Metastore kind over c (ignore: diff.ignore_properties,
+// which a write keeps as stored).
+func (h *hmsSettings) kind(c *hms.Client, ignore []string) *hms.Kind {
+	return hms.NewKind(c, hms.KindOptions{Name: h.name, Columns: h.columns, IgnoreProperties: ignore})
 }

@@ -54,7 +54,7 @@ func (c *cli) cycleCommand(cmd *cobra.Command, w writes) *cobra.Command {
 			return err
 		}
 		if f.out != "" {
-			if err := writeSavedPlan(f.out, sync.NewSavedPlan(rep, a.catalogURL(), version, time.Now())); err != nil {
+			if err := writeSavedPlan(f.out, sync.NewSavedPlan(rep, a.catalogURL(), a.kind.Name(), version, time.Now())); err != nil {
 				return &exitError{code: 1, err: err}
 			}
 		}

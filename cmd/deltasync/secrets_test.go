@@ -41,7 +41,7 @@ func TestPlantedSecretNeverShown(t *testing.T) {
 	dir := tc.register("basic_partitioned", "t")
 	snap := loadSnap(t, dir)
 	leak := "s3://lake/t?sig=" + plantedSecret + "&endpoint=http%3A%2F%2F127.0.0.1%3A1"
-	if _, err := sync.Register(context.Background(), tc.client, snap, catalog.TableName{Catalog: "cat", Schema: "s", Table: "leaky"}, leak); err != nil {
+	if _, err := sync.Register(context.Background(), kindOf(tc.client), snap, catalog.TableName{Catalog: "cat", Schema: "s", Table: "leaky"}, leak); err != nil {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()

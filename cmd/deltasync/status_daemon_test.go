@@ -199,7 +199,7 @@ func registerLog(ctx context.Context, t *testing.T, client *uc.Client, fullName,
 	if err != nil {
 		t.Fatalf("loading %s: %v", dir, err)
 	}
-	if _, err := sync.Register(ctx, client, snap, name, "file://"+filepath.ToSlash(dir)); err != nil {
+	if _, err := sync.Register(ctx, kindOf(client), snap, name, "file://"+filepath.ToSlash(dir)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -272,7 +272,7 @@ func TestStatusPageServedByRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := sync.New(sync.Options{Catalog: client, Selector: sel})
+	rec, err := sync.New(sync.Options{Catalog: kindOf(client), Selector: sel})
 	if err != nil {
 		t.Fatal(err)
 	}

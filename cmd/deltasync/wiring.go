@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/deltasync/deltasync/catalog"
 	"bytes"
 	"context"
 	"errors"
@@ -260,6 +261,9 @@ type app struct {
 	// metastore is the Hive Metastore client (catalog.url thrift://);
 	// client is nil then.
 	metastore *hms.Client
+	// kind is the catalog's kind over client or metastore: what the
+	// reconciler and apply talk to, chosen once here from catalog.url.
+	kind      catalog.Kind
 	rec       *sync.Reconciler
 	events    *events.Events // run's storage events (newDaemon); nil without events.subscriptions
 	audit     *audit.Writer  // nil without an audit trail, and for plan
@@ -351,6 +355,7 @@ func (c *cli) newParts(s settings) (*app, error) {
 		if a.metastore, err = s.hms.client(a.metrics); err != nil {
 			return nil, err
 		}
+		a.kind = s.hms.kind(a.metastore, s.reconcile.Diff.IgnoreProperties)
 		return a, nil
 	}
 	opts := s.catalog
@@ -359,6 +364,7 @@ func (c *cli) newParts(s settings) (*app, error) {
 	if a.client, err = uc.New(s.catalogURL, opts); err != nil {
 		return nil, err
 	}
+	a.kind = uc.NewKind(a.client, uc.KindOptions{Logger: a.log})
 	return a, nil
 }
 
@@ -378,10 +384,7 @@ func (a *app) newReconciler(c *cli, w writes, command string, dirty *sync.Dirty)
 		}
 	}
 	opts := a.s.reconcile
-	opts.Catalog, opts.Logger, opts.Metrics = a.client, a.log, a.metrics
-	if a.metastore != nil {
-		opts.Catalog, opts.HMS = nil, a.s.hms.options(a.metastore)
-	}
+	opts.Catalog, opts.Logger, opts.Metrics = a.kind, a.log, a.metrics
 	// One pool for every Table the reconciler opens (full reconciles,
 	// refreshes, the tables events name, adoption): the process's bound
 	// on the log bytes held at once.

@@ -50,7 +50,7 @@ func (tc *testCatalog) register(src, name string) string {
 		tc.t.Fatal(err)
 	}
 	n := catalog.TableName{Catalog: "cat", Schema: "s", Table: name}
-	if _, err := sync.Register(ctx, tc.client, snap, n, "file://"+dir); err != nil {
+	if _, err := sync.Register(ctx, kindOf(tc.client), snap, n, "file://"+dir); err != nil {
 		tc.t.Fatal(err)
 	}
 	return dir

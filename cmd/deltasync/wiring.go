@@ -1,11 +1,11 @@
 package main
 
 import (
-	"github.com/deltasync/deltasync/catalog"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/deltasync/deltasync/catalog"
 	"io"
 	"net/http"
 	"net/url"
@@ -263,10 +263,10 @@ type app struct {
 	metastore *hms.Client
 	// kind is the catalog's kind over client or metastore: what the
 	// reconciler and apply talk to, chosen once here from catalog.url.
-	kind      catalog.Kind
-	rec       *sync.Reconciler
-	events    *events.Events // run's storage events (newDaemon); nil without events.subscriptions
-	audit     *audit.Writer  // nil without an audit trail, and for plan
+	kind   catalog.Kind
+	rec    *sync.Reconciler
+	events *events.Events // run's storage events (newDaemon); nil without events.subscriptions
+	audit  *audit.Writer  // nil without an audit trail, and for plan
 	// notify sends change events (notify.go); nil without a notify
 	// section, and for plan.
 	notify        *notify.Dispatcher

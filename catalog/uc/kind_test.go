@@ -76,7 +76,9 @@ func newKindEnv(t *testing.T, opts ...uctest.Option) *kindEnv {
 	return e
 }
 
-func tn(table string) catalog.TableName { return catalog.TableName{Catalog: "main", Schema: "s", Table: table} }
+func tn(table string) catalog.TableName {
+	return catalog.TableName{Catalog: "main", Schema: "s", Table: table}
+}
 
 // requests counts the recorded requests whose method and path contain
 // each of parts.

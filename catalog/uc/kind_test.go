@@ -80,8 +80,8 @@ func tn(table string) catalog.TableName {
 	return catalog.TableName{Catalog: "main", Schema: "s", Table: table}
 }
 
-// requests counts the recorded requests whose method and path contain
-// each of parts.
+// requests counts the recorded requests of method whose path contains
+// path.
 func requests(srv *uctest.Server, method, path string) int {
 	n := 0
 	for _, r := range srv.Requests() {

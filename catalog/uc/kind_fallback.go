@@ -41,7 +41,7 @@ func (k *Kind) RefusedAction(rf catalog.Refusal, w *catalog.Write) string {
 //
 // nil when nothing can be sent: the refused action cannot be named, or
 // nothing but it and the watermark is left.
-func (k *Kind) Fallback(read *catalog.Read, log catalog.LogState, edit *catalog.Edit, w *catalog.Write, rf catalog.Refusal) []*catalog.Write {
+func (k *Kind) Fallback(read *catalog.Read, _ catalog.LogState, edit *catalog.Edit, w *catalog.Write, rf catalog.Refusal) []*catalog.Write {
 	updates, err := WriteUpdates(w)
 	if err != nil || read == nil {
 		return nil

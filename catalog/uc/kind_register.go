@@ -44,6 +44,9 @@ func (k *Kind) Registration(name catalog.TableName, location string, log catalog
 
 // registrationFor is the createTable request of Registration.
 func registrationFor(name catalog.TableName, location string, log catalog.LogState) (CreateTableRequest, error) {
+	if log.SchemaElided() {
+		return CreateTableRequest{}, fmt.Errorf("registering %s: the log's schema string is not at hand (a compact snapshot keeps its digest only)", name)
+	}
 	cols, err := catalog.ColumnsFromSchemaString(log.SchemaString)
 	if err != nil {
 		return CreateTableRequest{}, fmt.Errorf("registering %s: %w", name, err)

@@ -103,6 +103,12 @@ func TestKindRegistrationUnsupported(t *testing.T) {
 			t.Errorf("write %v, err %v; want %q", w, err, c.want)
 		}
 	}
+	elided := logState()
+	elided.SchemaString, elided.SchemaIs = "", func(string) bool { return false }
+	if _, err := e.k.Registration(tn("r"), "file:///data/r", elided); !errors.Is(err, catalog.ErrUnsupported) ||
+		!strings.Contains(err.Error(), "schema string is not at hand") {
+		t.Errorf("elided schema: %v", err)
+	}
 	if _, err := e.k.Registration(tn("r"), "file:///data/r", catalog.LogState{}); !errors.Is(err, catalog.ErrUnsupported) ||
 		!strings.HasPrefix(err.Error(), "registering main.s.r: ") {
 		t.Errorf("no schema: %v", err)

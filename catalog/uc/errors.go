@@ -176,11 +176,13 @@ func IsCommitConflict(err error) bool {
 
 // IsAlreadyExists reports that a name is taken: 409 AlreadyExistsException
 // (Delta API) or an *_ALREADY_EXISTS error code (classic API, status 400).
+// errors.Is(err, catalog.ErrAlreadyExists) says the same.
 func IsAlreadyExists(err error) bool {
 	e, ok := asAPIError(err)
-	if !ok {
-		return false
-	}
+	return ok && e.alreadyExists()
+}
+
+func (e *APIError) alreadyExists() bool {
 	return (e.Status == http.StatusConflict && e.Type == TypeAlreadyExists) ||
 		strings.HasSuffix(e.Type, "_ALREADY_EXISTS")
 }

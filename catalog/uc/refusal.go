@@ -12,7 +12,8 @@ import (
 // catalog.ErrRefused) holds for a refusal (see catalog.ErrRefused),
 // errors.Is(e, catalog.ErrConflict) where IsConflict holds (a failed
 // assert-table-uuid or assert-etag, not a commit-version conflict) and
-// errors.Is(e, catalog.ErrNotFound) where IsNotFound holds.
+// errors.Is(e, catalog.ErrNotFound) where IsNotFound holds and
+// errors.Is(e, catalog.ErrAlreadyExists) where IsAlreadyExists does.
 func (e *APIError) Is(target error) bool {
 	switch target {
 	case catalog.ErrRefused:
@@ -21,6 +22,8 @@ func (e *APIError) Is(target error) bool {
 		return e.conflict()
 	case catalog.ErrNotFound:
 		return e.Status == http.StatusNotFound
+	case catalog.ErrAlreadyExists:
+		return e.alreadyExists()
 	}
 	return false
 }

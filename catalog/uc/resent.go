@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+
+	"github.com/deltasync/deltasync/catalog"
 )
 
 // ErrOutcomeUnknown marks the error of a write request that was sent more
@@ -13,7 +15,8 @@ import (
 // the error carries is the last attempt's — a 409 to the identical resend,
 // say, when the first attempt was applied — and is not the whole story:
 // read the record to learn what happened. errors.As still finds the last
-// answer's *APIError (IsConflict and the like see it).
+// answer's *APIError (IsConflict and the like see it). Such an error also
+// answers errors.Is(err, catalog.ErrOutcomeUnknown).
 var ErrOutcomeUnknown = errors.New("catalog: an earlier attempt's outcome is unknown")
 
 // resentError is a write's last error after an earlier attempt whose
@@ -28,7 +31,9 @@ func (e *resentError) Error() string {
 
 func (e *resentError) Unwrap() error { return e.err }
 
-func (e *resentError) Is(target error) bool { return target == ErrOutcomeUnknown }
+func (e *resentError) Is(target error) bool {
+	return target == ErrOutcomeUnknown || target == catalog.ErrOutcomeUnknown
+}
 
 // mayHaveActed reports whether a failed attempt of a write may have been
 // acted on by the server: anything but a 429 (throttled before it was

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/deltasync/deltasync/catalog"
@@ -67,8 +68,19 @@ func listedOf(catalogName, schema string, ti *TableInfo) catalog.Listed {
 	return catalog.Listed{
 		Name:     catalog.TableName{Catalog: catalogName, Schema: schema, Table: ti.Name},
 		NotDelta: notDelta(ti), Type: ti.TableType, ID: ti.TableID, Location: ti.StorageLocation,
-		Comment: ti.Comment, UpdatedAt: ti.UpdatedAt,
+		Comment: ti.Comment, UpdatedAt: ti.UpdatedAt, Version: listedVersion(ti),
 	}
+}
+
+// listedVersion is the watermark a listed record carries
+// (delta.lastUpdateVersion, from which the Delta API's last-commit-version
+// is parsed), or nil.
+func listedVersion(ti *TableInfo) *int64 {
+	v, err := strconv.ParseInt(ti.Properties[catalog.PropLastUpdateVersion], 10, 64)
+	if err != nil {
+		return nil
+	}
+	return &v
 }
 
 // notDelta says why a listed table is not a Delta table deltasync can

@@ -364,7 +364,9 @@ func (c *cli) newParts(s settings) (*app, error) {
 	if a.client, err = uc.New(s.catalogURL, opts); err != nil {
 		return nil, err
 	}
-	a.kind = uc.NewKind(a.client, uc.KindOptions{Logger: a.log})
+	a.kind = uc.NewKind(a.client, uc.KindOptions{OnReadOnly: func(_ context.Context, cat string, err error) {
+		a.log.Warn("catalog has no Delta API: read-only, drift is flagged, never written", zap.String("catalog", cat), zap.Error(err))
+	}})
 	return a, nil
 }
 

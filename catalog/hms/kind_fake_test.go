@@ -270,3 +270,47 @@ func TestKindSendRefusesBeforeReading(t *testing.T) {
 		}
 	}
 }
+
+// TestKindPrepare: the write's request is the edit of the record read —
+// every key deltasync owns set to the log's — but for the properties
+// diff.ignore_properties names, which stay as stored (a stored one kept,
+// a log one not added); a log the record cannot hold (a property named
+// like Spark's schema keys) is catalog.ErrUnsupported with today's text.
+func TestKindPrepare(t *testing.T) {
+	srv, k := fakeKind(t, "4.0.1", KindOptions{IgnoreProperties: []string{"delta.logRetention*", "delta.checkpointInterval"}})
+	srv.Edit("d", "ev", map[string]string{"delta.logRetentionDuration": "interval 9 days", "delta.appendOnly": "false"})
+	ctx := context.Background()
+	read, err := k.Load(ctx, evName, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := logAt(3)
+	log.Configuration = map[string]string{"delta.enableDeletionVectors": "true", "delta.checkpointInterval": "5", "delta.logRetentionDuration": "interval 1 days"}
+	w, err := k.Prepare(read, log, edited(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req writeRequest
+	if err := json.Unmarshal(w.Request, &req); err != nil {
+		t.Fatal(err)
+	}
+	if req.RecordFingerprint != recordFingerprint(read.Answer.(*Table).Thrift) {
+		t.Errorf("record_fingerprint %s, want the record read's", req.RecordFingerprint)
+	}
+	set, rm := req.Edit.Set, req.Edit.Remove
+	switch {
+	case set["delta.enableDeletionVectors"] != "true" || set[KeyLastUpdateVersion] != "3" || set[KeySchema] != hookSchema:
+		t.Errorf("edit sets %v, want the log's keys", set)
+	case set["delta.checkpointInterval"] != "" || set["delta.logRetentionDuration"] != "":
+		t.Errorf("edit sets ignored properties: %v", set)
+	case !slices.Equal(rm, []string{"delta.appendOnly"}):
+		t.Errorf("edit removes %v, want only delta.appendOnly (gone from the log)", rm)
+	}
+
+	bad := logAt(3)
+	bad.Configuration = map[string]string{KeySchemaNumParts: "2"}
+	_, err = k.Prepare(read, bad, edited(bad))
+	if !errors.Is(err, catalog.ErrUnsupported) || !strings.HasPrefix(err.Error(), "the metastore record cannot hold the log's state: hms: table hive.d.ev: log property") {
+		t.Errorf("Prepare of a log with a schema key: %v, want catalog.ErrUnsupported", err)
+	}
+}

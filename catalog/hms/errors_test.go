@@ -45,7 +45,7 @@ func TestErrorsAnswerCatalogClasses(t *testing.T) {
 			}
 		}
 	}
-	if errors.Is(catalog.ErrConflict, ErrConflict) {
+	if other := fmt.Errorf("another kind's conflict: %w", catalog.ErrConflict); errors.Is(other, ErrConflict) {
 		t.Error("catalog.ErrConflict answers hms.ErrConflict: the class is wider than the sentinel")
 	}
 	if got := (&Error{Op: "get_table_req", Table: "hive.d.t", Err: fmt.Errorf("%w: the reply holds no table", ErrNotFound)}).Error(); got != "hms: get_table_req hive.d.t: not found: the reply holds no table" {

@@ -126,18 +126,18 @@ func TestKindCheck(t *testing.T) {
 		t.Errorf("Check of metastore keys: %q, want %q", c.Unsupported, want)
 	}
 
-	_, real := fakeKind(t, "4.0.1", KindOptions{Columns: ColumnsReal})
-	read, err = real.Load(ctx, evName, nil)
+	_, realCols := fakeKind(t, "4.0.1", KindOptions{Columns: ColumnsReal})
+	read, err = realCols.Load(ctx, evName, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := real.Check(logAt(3), read)
+	c := realCols.Check(logAt(3), read)
 	if want := "HMS columns (columns: real): (col array<string>), log: (id bigint, name string, extra int)"; c.Schema != want || c.Unsupported != nil {
 		t.Errorf("Check with columns: real: %+v, want Schema %q", c, want)
 	}
 	ntz := logAt(3)
 	ntz.SchemaString = `{"type":"struct","fields":[{"name":"ts","type":"timestamp_ntz","nullable":true,"metadata":{}}]}`
-	if c := real.Check(ntz, read); len(c.Unsupported) != 1 || !strings.HasPrefix(c.Unsupported[0], `columns: real: schema: field "ts"`) {
+	if c := realCols.Check(ntz, read); len(c.Unsupported) != 1 || !strings.HasPrefix(c.Unsupported[0], `columns: real: schema: field "ts"`) {
 		t.Errorf("Check of timestamp_ntz with columns: real: %q", c.Unsupported)
 	}
 }

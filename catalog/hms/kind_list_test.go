@@ -265,7 +265,7 @@ func TestKindListScope(t *testing.T) {
 
 	var asked []string
 	var mu gosync.Mutex
-	srv.BeforeGetTables = func(db string, names []string) error {
+	srv.BeforeGetTables = func(_ string, names []string) error {
 		mu.Lock()
 		asked = append(asked, names...)
 		mu.Unlock()

@@ -314,3 +314,52 @@ func TestKindPrepare(t *testing.T) {
 		t.Errorf("Prepare of a log with a schema key: %v, want catalog.ErrUnsupported", err)
 	}
 }
+
+// TestKindSendLostAnswer: a write whose answer is lost (here the caller's
+// context ends while the metastore holds the alter, which it applies
+// afterwards) returns its error with the transient_lastDdlTime it set on
+// HMS 4 — the value a re-read resolves the outcome with, which the record
+// then holds — and "" on HMS 3, where the server sets it.
+func TestKindSendLostAnswer(t *testing.T) {
+	for _, version := range []string{"4.0.1", "3.0"} {
+		t.Run(version, func(t *testing.T) {
+			srv, k := fakeKind(t, version, KindOptions{})
+			read, err := k.Load(context.Background(), evName, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := k.Prepare(read, logAt(3), edited(logAt(3)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			returned := make(chan struct{})
+			srv.BeforeAlter = func(string, string) {
+				cancel()
+				<-returned // the caller has given up: now the alter is applied
+			}
+			sent, err := k.Send(ctx, w)
+			close(returned)
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("Send: %v, want the context's end", err)
+			}
+			if version == "3.0" {
+				if sent.Etag != "" {
+					t.Errorf("Sent.Etag %q on HMS 3, want \"\"", sent.Etag)
+				}
+				return
+			}
+			if sent.Etag == "" || sent.Etag == read.Etag {
+				t.Fatalf("Sent.Etag %q with the lost answer, want the value the write sets (read %s)", sent.Etag, read.Etag)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for srv.Table("d", "ev").Parameters[KeyDDLTime] != sent.Etag && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond) // the held alter is applied once released
+			}
+			if got := srv.Table("d", "ev").Parameters[KeyDDLTime]; got != sent.Etag {
+				t.Errorf("the record's %s is %s after the write, not the %s Send returned", KeyDDLTime, got, sent.Etag)
+			}
+		})
+	}
+}

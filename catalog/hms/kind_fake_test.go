@@ -363,3 +363,39 @@ func TestKindSendLostAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestKindRegisterTakenMeanwhile: a name another registrar creates between
+// the registration and its create_table answers catalog.ErrAlreadyExists
+// naming where that table is (the caller tells its own registration from
+// another's by it); a log the record cannot hold is no registration.
+func TestKindRegisterTakenMeanwhile(t *testing.T) {
+	srv, k := fakeKind(t, "4.0.1", KindOptions{})
+	ctx := context.Background()
+	if err := k.c.CreateDatabase(ctx, "r", "file:/w/r.db"); err != nil {
+		t.Fatal(err)
+	}
+	name := catalog.TableName{Catalog: "hive", Schema: "r", Table: "reg"}
+	w, err := k.Registration(name, "file:/data/reg", logAt(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.BeforeCreate = func(db, table string) {
+		srv.Put(sparkRegistered(db, table, "file:/w/r.db", "file:/data/other"))
+	}
+	_, err = k.Register(ctx, w)
+	if !errors.Is(err, catalog.ErrAlreadyExists) || !strings.Contains(err.Error(), "hive.r.reg was created meanwhile at file:/data/other") {
+		t.Errorf("Register of a name taken meanwhile: %v", err)
+	}
+	for why, log := range map[string]catalog.LogState{
+		"a schema that cannot be read": func() catalog.LogState { l := logAt(4); l.SchemaString = "{"; return l }(),
+		"UniForm Iceberg": func() catalog.LogState {
+			l := logAt(4)
+			l.Configuration = map[string]string{"delta.universalFormat.enabledFormats": "iceberg"}
+			return l
+		}(),
+	} {
+		if w, err := k.Registration(name, "file:/data/reg", log); err == nil || !strings.HasPrefix(err.Error(), "registering hive.r.reg: ") {
+			t.Errorf("Registration of %s: %+v, %v; want an error naming the table", why, w, err)
+		}
+	}
+}

@@ -1,9 +1,10 @@
 // Package hms is deltasync's client for a Hive Metastore (HMS), the second
 // catalog kind: the Thrift calls a sync needs and the pure functions that
-// say what "true to the Delta log" means in an HMS record. It holds no
-// reconcile logic and imports neither deltalog nor sync (a test keeps it
-// so): schemas travel as JSON text (the log's schemaString, which is
-// Spark's StructType JSON).
+// say what "true to the Delta log" means in an HMS record, and Kind, the
+// metastore as a catalog.Kind. It holds no reconcile logic and imports
+// neither deltalog nor sync, only the catalog root's neutral model (a test
+// keeps it so): schemas travel as JSON text (the log's schemaString, which
+// is Spark's StructType JSON).
 //
 // # Client
 //
@@ -16,6 +17,20 @@
 // sentinels ErrNotFound, ErrAlreadyExists, ErrConflict (a failed guard),
 // ErrRefused (HMS's own refusal, e.g. an incompatible column type change,
 // with its message), ErrUnknownFields, ErrUnsupported, ErrLockTimeout.
+// ErrNotFound, ErrAlreadyExists, ErrConflict and ErrRefused also answer
+// errors.Is for the catalog root's classes of the same meaning.
+//
+// # Kind
+//
+// NewKind(client, KindOptions) is the metastore as a catalog.Kind: its
+// databases are the schemas of one catalog (KindOptions.Name, "hive").
+// List batch-reads the tables a scope wants (two reads in flight) and
+// hands each listed record to Load, so an unchanged table costs no call of
+// its own. A Write's Request is the edit of the record read and that
+// record's fingerprint; Send reads the table again, refuses it as stale
+// (ErrStaleRecord) unless it is still that record, and writes the edit
+// with WriteFrom — the same request whether a reconcile sends it at once
+// or apply sends it from a saved plan.
 //
 // Calls: Version, Databases, TableNames, GetTable (get_table_req: HMS 4
 // removed get_table), GetTables (get_table_objects_by_name_req, batches of

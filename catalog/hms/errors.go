@@ -7,22 +7,27 @@ import (
 
 	"github.com/apache/thrift/lib/go/thrift"
 	hm "github.com/beltran/gohive/hive_metastore"
+
+	"github.com/deltasync/deltasync/catalog"
 )
 
-// Sentinels, matched with errors.Is on an *Error.
+// Sentinels, matched with errors.Is on an *Error. ErrNotFound,
+// ErrAlreadyExists, ErrConflict and ErrRefused also answer errors.Is for
+// the catalog root's class of the same name (catalog.ErrNotFound, ...),
+// which is what a reconcile over any kind branches on.
 var (
 	// ErrNotFound: the database or table does not exist
 	// (NoSuchObjectException, or a batch read that did not return it).
-	ErrNotFound = errors.New("hms: not found")
+	ErrNotFound error = &sentinel{"hms: not found", catalog.ErrNotFound}
 	// ErrAlreadyExists: create_database / create_table of a name in use.
-	ErrAlreadyExists = errors.New("hms: already exists")
+	ErrAlreadyExists error = &sentinel{"hms: already exists", catalog.ErrAlreadyExists}
 	// ErrConflict: a guarded alter's expectation failed — another writer
 	// changed the guarded parameter between this client's read and its
 	// write. Reload, re-plan, and try again (bounded).
-	ErrConflict = errors.New("hms: concurrent modification (guard failed)")
+	ErrConflict error = &sentinel{"hms: concurrent modification (guard failed)", catalog.ErrConflict}
 	// ErrRefused: the server refused the change itself (InvalidOperationException,
 	// e.g. an incompatible column type change); the message is HMS's reason.
-	ErrRefused = errors.New("hms: change refused by the metastore")
+	ErrRefused error = &sentinel{"hms: change refused by the metastore", catalog.ErrRefused}
 	// ErrUnknownFields: the stored table carries fields this client's IDL
 	// does not know; writing it back would drop them, so it is not written.
 	ErrUnknownFields = errors.New("hms: table has fields this client cannot carry")
@@ -32,6 +37,19 @@ var (
 	// ErrLockTimeout: an EXCLUSIVE table lock stayed WAITING past the wait.
 	ErrLockTimeout = errors.New("hms: timed out waiting for the table lock")
 )
+
+// sentinel is one of this package's error classes that is also one of the
+// catalog root's: errors.Is finds it by identity, and finds class through
+// it.
+type sentinel struct {
+	msg   string
+	class error
+}
+
+func (e *sentinel) Error() string { return e.msg }
+
+// Is reports whether target is the catalog root's class of e.
+func (e *sentinel) Is(target error) bool { return target == e.class }
 
 // Error is a failed metastore call: Op is the Thrift call
 // ("get_table_req"), Table the table it was about ("hive.db.t", or "hive.db"

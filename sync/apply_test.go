@@ -320,7 +320,7 @@ func TestSavedPlanCheckWrites(t *testing.T) {
 			Edit: &catalog.Edit{Version: 3}, Request: json.RawMessage(request)}}}
 	}
 	ucKind := kindOf(&uc.Client{})
-	hmsKind := hms.NewKind(nil, hms.KindOptions{})
+	var hmsKind catalog.Kind = hms.NewKind(nil, hms.KindOptions{})
 	const ucGood = `{"updates":[{"action":"remove-properties","removals":["x"]},{"action":"update-metadata-snapshot-version","last-commit-version":3,"last-commit-timestamp-ms":1}]}`
 	const hmsGood = `{"record_fingerprint":"7f","edit":{"set":{"delta.lastUpdateVersion":"3"},"remove":["trino_last_transaction_version"]}}`
 	hmsSet := func(kv string) string {
@@ -349,6 +349,9 @@ func TestSavedPlanCheckWrites(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			table := "c.s.t"
+			if tc.kind == hmsKind {
+				table = "hive.s.t"
+			}
 			err := plan(tc.kind.Name(), table, tc.request).CheckWrites(tc.kind)
 			switch {
 			case tc.want == "" && err != nil:

@@ -80,7 +80,7 @@ func TestUnsure(t *testing.T) {
 	}{
 		{nil, false},
 		{conflict, false},
-		{fmt.Errorf("%w: %w", uc.ErrOutcomeUnknown, conflict), true},
+		{fmt.Errorf("%w: %w", catalog.ErrOutcomeUnknown, conflict), true},
 		{&uc.APIError{Status: 503}, true},
 		{errors.New("EOF"), true},
 		{fmt.Errorf("x: %w", hms.ErrConflict), false},

@@ -172,6 +172,12 @@ func (k *Kind) request(w *catalog.Write) (writeRequest, error) {
 	if req.RecordFingerprint == "" {
 		return req, fmt.Errorf("table %s: request: record_fingerprint: missing: nothing sent", w.Table)
 	}
+	if req.Edit.Empty() {
+		return req, fmt.Errorf("table %s: request: edit: missing (the write a Hive Metastore is sent): nothing sent", w.Table)
+	}
+	if err := req.Edit.Check(); err != nil {
+		return req, fmt.Errorf("table %s: request: edit: %w: nothing sent", w.Table, err)
+	}
 	if len(req.Edit.Columns) > 0 && k.cols != ColumnsReal {
 		return req, fmt.Errorf("table %s: the plan sets the HMS columns, and catalog.columns is not real here: nothing sent", w.Table)
 	}
@@ -215,3 +221,12 @@ func (e *RefusedError) Unwrap() error { return e.err }
 // InvalidOperationException, HMS's message, Operation
 // alter_table_with_environment_context.
 func (e *RefusedError) CatalogRefusal() catalog.Refusal { return e.rf }
+
+// CheckWrite checks a saved write as Send does before reading anything
+// (sync.SavedPlan.CheckWrites): this kind's edit of a table of this
+// metastore, with a fingerprint, and nothing a sync never writes
+// (EXTERNAL, a server-owned key, Spark's keys, another provider).
+func (k *Kind) CheckWrite(w *catalog.Write) error {
+	_, err := k.request(w)
+	return err
+}

@@ -157,3 +157,24 @@ func (k *Kind) Send(ctx context.Context, w *catalog.Write) (catalog.Sent, error)
 	}
 	return catalog.Sent{Etag: lt.Metadata.Etag, Own: true}, nil
 }
+
+// CheckWrite checks a saved write as the server would its shape, before
+// anything is sent (sync.SavedPlan.CheckWrites): Unity Catalog's
+// updateTable with at least one known action, none of those only a
+// MANAGED table's committer sends.
+func (k *Kind) CheckWrite(w *catalog.Write) error {
+	updates, err := WriteUpdates(w)
+	if err != nil {
+		return err
+	}
+	for _, u := range updates {
+		if a := u.Action(); a == "add-commit" || a == "set-latest-backfilled-version" {
+			return fmt.Errorf("table %s: %s is for MANAGED tables; deltasync never sends it", w.Table, a)
+		}
+	}
+	req := UpdateTableRequest{Requirements: []Requirement{AssertTableUUID{UUID: w.TableID}, AssertEtag{Etag: w.Etag}}, Updates: updates}
+	if err := req.Validate(); err != nil {
+		return fmt.Errorf("table %s: %w", w.Table, err)
+	}
+	return nil
+}

@@ -38,7 +38,7 @@ func (s *settings) buildHMS(p *problems) bool {
 		p.add("catalog.url %q: want thrift://host:port", cc.URL)
 	}
 	if h.name == "" {
-		h.name = hms.DefaultName
+		h.name = hms.DefaultKindName
 	} else if strings.ContainsAny(h.name, ".*?[] ") {
 		p.add("catalog.name %q: want a plain name (it is the first part of catalog.db.table)", h.name)
 	}

@@ -85,10 +85,12 @@ type Kind interface {
 type Sent struct {
 	// Etag is the record's etag after the write, "" when unknown.
 	Etag string
-	// Own is set when no other write can leave the record at Etag (Unity
-	// Catalog's etags): a record read at Etag afterwards is as this write
-	// left it. The Hive Metastore's transient_lastDdlTime is not: another
-	// writer in the same second leaves the same value.
+	// Own is set, also with an error, when every write moves the record's
+	// etag to one no other write can leave (Unity Catalog's etags): a
+	// record read at Etag afterwards is as this write left it, and one
+	// still at the guard's etag did not take it. The Hive Metastore's
+	// transient_lastDdlTime is not: another writer in the same second
+	// leaves the same value.
 	Own bool
 }
 

@@ -736,25 +736,19 @@ func (r *Reconciler) register(ctx context.Context, w *catalog.Write) (*int64, er
 	case errors.Is(err, catalog.ErrRefused):
 		return nil, flagged(ReasonRefused, fmt.Errorf("not registered: the catalog refused the create: %w", err))
 	}
-	// Taken meanwhile (already exists; on HMS 4 two creates of a name at
-	// once leave the loser another error): whatever the error, a table
-	// now there is read again.
-	read, rerr := r.kind.Load(ctx, w.Table, nil)
-	if rerr == nil || errors.Is(rerr, catalog.ErrNotDelta) {
-		at := ""
-		if read != nil {
-			at = textOr(read.StorageLocation, read.Location)
-		}
-		want := location.Canonical(w.Location)
-		if at != "" && location.Canonical(at) == want {
-			return nil, &registeredMeanwhile{name: w.Table, loc: w.Location}
-		}
-		return nil, flagged(ReasonConflict, fmt.Errorf("not registered: %s was created meanwhile at %s: %w", w.Table, textOr(at, "another location"), err))
+	if !errors.Is(err, catalog.ErrAlreadyExists) {
+		return nil, failed(ReasonCatalog, err)
 	}
-	if errors.Is(err, catalog.ErrAlreadyExists) {
-		return nil, flagged(ReasonConflict, fmt.Errorf("not registered: %s was created meanwhile: %w", w.Table, err))
+	// Taken meanwhile: read what took it. At the same location it is
+	// someone else's registration of this table, elsewhere a conflict.
+	at := ""
+	if read, rerr := r.kind.Load(ctx, w.Table, nil); rerr == nil {
+		at = textOr(read.StorageLocation, read.Location)
 	}
-	return nil, failed(ReasonCatalog, fmt.Errorf("registering %s: %w", w.Table, err))
+	if at != "" && location.Canonical(at) == location.Canonical(w.Location) {
+		return nil, &registeredMeanwhile{name: w.Table, loc: w.Location}
+	}
+	return nil, flagged(ReasonConflict, fmt.Errorf("not registered: %s was created meanwhile at %s: %w", w.Table, textOr(at, "another location"), err))
 }
 
 // registrationRow is the plan row of a registration: the record it

@@ -37,7 +37,7 @@ func (r *Reconciler) send(ctx context.Context, w *catalog.Write, changes []plan.
 
 // lostOf is what a write whose answer may be lost is checked against.
 func lostOf(w *catalog.Write, sent catalog.Sent) lostWrite {
-	lw := lostWrite{tableID: w.TableID, etagBefore: w.Etag, edit: w.Edit, etagMoves: sent.Etag == "" || sent.Own}
+	lw := lostWrite{tableID: w.TableID, etagBefore: w.Etag, edit: w.Edit, etagMoves: sent.Own}
 	if !sent.Own {
 		lw.written = sent.Etag // the guard value the write set, also when its answer was lost
 	}

@@ -115,7 +115,8 @@ func (k *Kind) Registration(name catalog.TableName, loc string, log catalog.LogS
 	if err != nil {
 		return nil, fmt.Errorf("registering %s: %w", name, err)
 	}
-	return &catalog.Write{Kind: KindName, Table: name, Create: true, LogVersion: log.Version, Request: req}, nil
+	return &catalog.Write{Kind: KindName, Table: name, Create: true, Location: loc, Actions: []string{"create-table"},
+		LogVersion: log.Version, Request: req}, nil
 }
 
 // newTable is the record registering log's table at loc creates
@@ -165,16 +166,15 @@ func (k *Kind) Register(ctx context.Context, w *catalog.Write) (*int64, error) {
 	case errors.Is(err, ErrRefused):
 		return nil, fmt.Errorf("not registered: the metastore refused the create: %w", err)
 	}
-	got, gerr := k.c.GetTable(ctx, name.Schema, name.Table)
-	switch {
-	case gerr == nil:
-		at := location(got.Thrift)
-		if at == "" {
-			at = "another location"
-		}
-		return nil, &classed{class: catalog.ErrAlreadyExists, err: fmt.Errorf("not registered: %s was created meanwhile at %s: %w", name, at, err)}
-	case errors.Is(err, ErrAlreadyExists):
-		return nil, fmt.Errorf("not registered: %s was created meanwhile: %w", name, err)
+	// Taken meanwhile: AlreadyExistsException, or, when two creates of
+	// the name run at once on HMS 4, the loser's MetaException from the
+	// database's unique key (seen on 4.0.1). Whatever the error, a table
+	// now there makes it a name taken (the caller reads what took it).
+	if errors.Is(err, ErrAlreadyExists) {
+		return nil, err
+	}
+	if _, gerr := k.c.GetTable(ctx, name.Schema, name.Table); gerr == nil {
+		return nil, &classed{class: catalog.ErrAlreadyExists, err: err}
 	}
 	return nil, fmt.Errorf("registering %s: %w", name, err)
 }

@@ -108,15 +108,16 @@ func ignored(key string, globs []string) bool {
 }
 
 // Send sends w, prepared by Prepare here or in another process (a saved
-// plan): the table is read again (one get_table_req) and must still be
+// plan): the table is read again (one get_table_req, the one WriteFrom
+// makes anyway: Client.WriteChecked) and must still be
 // the record w was prepared from — the same table (name and createTime:
 // w.TableID), the same transient_lastDdlTime (w.Etag) and the same
 // fingerprint of every parameter, serde parameter and column (so an edit
 // in the same second, which leaves transient_lastDdlTime as it was, is
 // seen too), else the error wraps ErrStaleRecord (catalog.ErrConflict);
-// then the edit, made to that record, is written with WriteFrom (the
-// expected-parameter guard on HMS 4, the table lock and a re-read under it
-// on HMS 3), which may fail with ErrConflict too. Nothing is retried.
+// then the edit, made to that record, is written with WriteFrom's guard
+// (the expected-parameter guard on HMS 4; on HMS 3 the read is made under
+// the table lock), which may fail with ErrConflict too. Nothing is retried.
 //
 // Sent.Etag is the transient_lastDdlTime the write set (HMS 4; "" on HMS
 // 3, where the server sets it), also with an error: a lost answer is
@@ -131,21 +132,21 @@ func (k *Kind) Send(ctx context.Context, w *catalog.Write) (catalog.Sent, error)
 	if err != nil {
 		return catalog.Sent{}, err
 	}
-	cur, err := k.c.GetTable(ctx, name.Schema, name.Table)
-	if err != nil {
-		return catalog.Sent{}, err
+	check := func(cur *Table) error {
+		switch {
+		case tableID(name, cur.Thrift) != w.TableID:
+			return fmt.Errorf("%w: the table was dropped and created again (table_id %s, the plan's %s)", ErrStaleRecord, tableID(name, cur.Thrift), w.TableID)
+		case cur.Thrift.Parameters[KeyDDLTime] != w.Etag:
+			return fmt.Errorf("%w: %s is %q, the plan's %q", ErrStaleRecord, KeyDDLTime, cur.Thrift.Parameters[KeyDDLTime], w.Etag)
+		case recordFingerprint(cur.Thrift) != req.RecordFingerprint:
+			return fmt.Errorf("%w: its parameters, serde parameters or columns changed (record_fingerprint %s, the plan's %s)", ErrStaleRecord, recordFingerprint(cur.Thrift), req.RecordFingerprint)
+		case !IsDelta(cur.Thrift):
+			return fmt.Errorf("%w: not a Delta table: %s", ErrStaleRecord, notDelta(cur.Thrift))
+		}
+		return nil
 	}
-	switch {
-	case tableID(name, cur.Thrift) != w.TableID:
-		return catalog.Sent{}, fmt.Errorf("%w: the table was dropped and created again (table_id %s, the plan's %s)", ErrStaleRecord, tableID(name, cur.Thrift), w.TableID)
-	case cur.Thrift.Parameters[KeyDDLTime] != w.Etag:
-		return catalog.Sent{}, fmt.Errorf("%w: %s is %q, the plan's %q", ErrStaleRecord, KeyDDLTime, cur.Thrift.Parameters[KeyDDLTime], w.Etag)
-	case recordFingerprint(cur.Thrift) != req.RecordFingerprint:
-		return catalog.Sent{}, fmt.Errorf("%w: its parameters, serde parameters or columns changed (record_fingerprint %s, the plan's %s)", ErrStaleRecord, recordFingerprint(cur.Thrift), req.RecordFingerprint)
-	case !IsDelta(cur.Thrift):
-		return catalog.Sent{}, fmt.Errorf("%w: not a Delta table: %s", ErrStaleRecord, notDelta(cur.Thrift))
-	}
-	ddl, err := k.c.WriteFrom(ctx, cur, req.Edit.ApplyTo(cur.Thrift), k.now(), k.wait)
+	next := func(cur *Table) *hm.Table { return req.Edit.ApplyTo(cur.Thrift) }
+	ddl, err := k.c.WriteChecked(ctx, name.Schema, name.Table, check, next, k.now(), k.wait)
 	return catalog.Sent{Etag: ddl}, sendError(err)
 }
 

@@ -100,6 +100,65 @@ func (c *Client) WriteFrom(ctx context.Context, read *Table, next *hm.Table, now
 	return "", c.AlterTable(ctx, fresh, next, Guard{})
 }
 
+// WriteChecked is WriteFrom for a write planned from a record read
+// earlier, perhaps by another process (a saved plan): check decides on a
+// read whether it is still the record planned from (its error, a
+// conflict, ends the write), and next is the record to write, made from
+// that read. On HMS 4 the record is read once, where WriteFrom reads it
+// again just before the alter: a read that check finds to be the record
+// planned from is two reads that agree, which is what WriteFrom's second
+// read establishes (a torn read differs from a whole one), so one read
+// serves both; the guard is WriteFrom's (the watermark, or
+// transient_lastDdlTime for a first write). On HMS 3 (and a record with
+// neither key) the record is read and checked before the table lock is
+// taken, so that a stale write takes no lock, and again under it.
+func (c *Client) WriteChecked(ctx context.Context, db, table string, check func(*Table) error, next func(*Table) *hm.Table, now time.Time, lockWait time.Duration) (ddlTime string, err error) {
+	guarded, err := c.HasExpectedParameterGuard(ctx)
+	if err != nil {
+		return "", err
+	}
+	if lockWait <= 0 {
+		lockWait = 10 * time.Second
+	}
+	// A record that is no longer the one planned from is refused before
+	// anything else is sent (no lock is taken for it).
+	cur, err := c.GetTable(ctx, db, table)
+	if err != nil {
+		return "", err
+	}
+	if err := check(cur); err != nil {
+		return "", err
+	}
+	if g, ok := writeGuard(cur.Thrift); guarded && ok {
+		nx := next(cur)
+		nx.Parameters[KeyDDLTime] = nextDDLTime(cur.Thrift.Parameters[KeyDDLTime], now)
+		return nx.Parameters[KeyDDLTime], c.AlterTable(ctx, cur, nx, g)
+	}
+	l, err := c.LockTable(ctx, db, table, lockWait)
+	if err != nil {
+		if errors.Is(err, ErrLockTimeout) {
+			return "", &Error{Op: "lock", Table: c.name(db, table), Err: fmt.Errorf("%w: %w", ErrConflict, err)}
+		}
+		return "", err
+	}
+	defer func() {
+		if uerr := l.Unlock(context.WithoutCancel(ctx)); uerr != nil && err == nil {
+			err = uerr
+		}
+	}()
+	fresh, err := c.GetTable(ctx, db, table)
+	if err != nil {
+		return "", err
+	}
+	if err := check(fresh); err != nil {
+		return "", err
+	}
+	nx := next(fresh)
+	// The server sets the key itself on an alter that omits it.
+	delete(nx.Parameters, KeyDDLTime)
+	return "", c.AlterTable(ctx, fresh, nx, Guard{})
+}
+
 // stillAsRead reads the table again and fails with ErrConflict unless it
 // is as read. On HMS 4 the guard alone is not enough: a read that overlaps
 // another client's alter can return that alter's new

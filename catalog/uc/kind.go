@@ -153,7 +153,9 @@ func (k *Kind) Send(ctx context.Context, w *catalog.Write) (catalog.Sent, error)
 	}
 	lt, err := k.c.UpdateTable(ctx, w.Table, req)
 	if err != nil {
-		return catalog.Sent{}, withRefusal(err)
+		// Own holds with an error too: every write moves the etag, so a
+		// record read again at w.Etag did not take it.
+		return catalog.Sent{Own: true}, withRefusal(err)
 	}
 	return catalog.Sent{Etag: lt.Metadata.Etag, Own: true}, nil
 }

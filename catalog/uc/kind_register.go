@@ -38,7 +38,7 @@ func (k *Kind) Registration(name catalog.TableName, location string, log catalog
 	if err != nil {
 		return nil, fmt.Errorf("registering %s: %w", name, err)
 	}
-	return &catalog.Write{Kind: KindName, Table: name, Create: true, Actions: []string{ActionCreateTable},
+	return &catalog.Write{Kind: KindName, Table: name, Create: true, Location: location, Actions: []string{ActionCreateTable},
 		LogVersion: log.Version, Request: b}, nil
 }
 

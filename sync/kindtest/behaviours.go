@@ -362,6 +362,10 @@ func fidelity(t *testing.T, s *suite) {
 	dirApply := s.table("fi_apply", conf30, false)
 	Commit(t, dirOnce, 1, Schema, conf60)
 	Commit(t, dirApply, 1, Schema, conf60)
+	// Another client's property, which deltasync does not own, on each.
+	for _, n := range []string{"fi_once", "fi_apply"} {
+		s.h.OtherWriter(t, n, Edit{Props: map[string]string{"owner.team": "data-eng"}, Version: -1})
+	}
 	once, apply := s.h.Untouched(t, "fi_once"), s.h.Untouched(t, "fi_apply")
 	rep, ops := s.cycle(s.over([]string{"fi_once"}))
 	if res := s.result(rep, "fi_once"); res.Outcome != sync.OutcomeSynced || s.writes(ops) == 0 {

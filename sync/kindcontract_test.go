@@ -57,16 +57,16 @@ func TestKindContract(t *testing.T) {
 
 // plugUC and plugHMS are the only lines that plug a kind's client into
 // deltasync's options: what changes when Options gets one catalog field.
-func plugUC(o *sync.Options, c *uc.Client) { o.Catalog = c }
+func plugUC(o *sync.Options, c *uc.Client) { o.Catalog = kindOf(c) }
 
-func plugUCApply(o *sync.ApplyOptions, c *uc.Client) { o.Catalog = c }
+func plugUCApply(o *sync.ApplyOptions, c *uc.Client) { o.Catalog = kindOf(c) }
 
 func plugHMS(o *sync.Options, c *hms.Client, cols hms.Columns) {
-	o.HMS = &sync.HMSOptions{Client: c, LockWait: 5 * time.Second, Columns: cols}
+	o.Catalog = hms.NewKind(c, hms.KindOptions{LockWait: 5 * time.Second, Columns: cols, IgnoreProperties: o.Diff.IgnoreProperties})
 }
 
 func plugHMSApply(o *sync.ApplyOptions, c *hms.Client) {
-	o.HMS = &sync.HMSOptions{Client: c, LockWait: 5 * time.Second}
+	o.Catalog = hms.NewKind(c, hms.KindOptions{LockWait: 5 * time.Second})
 }
 
 // opCount counts requests per operation.
@@ -133,7 +133,7 @@ func (h *ucHarness) ApplyOptions(_ *testing.T, base sync.ApplyOptions) sync.Appl
 // what an engine's catalog writes).
 func (h *ucHarness) Register(t *testing.T, name, dir string) {
 	t.Helper()
-	if _, err := sync.Register(context.Background(), h.e.client, snapshot(t, dir), h.e.name(name), "file://"+dir); err != nil {
+	if _, err := sync.Register(context.Background(), kindOf(h.e.client), snapshot(t, dir), h.e.name(name), "file://"+dir); err != nil {
 		t.Fatalf("register %s: %v", name, err)
 	}
 }
@@ -250,7 +250,7 @@ func newHMSHarness(_ *testing.T, e *hmsEnv, holdAt string) *hmsHarness {
 	return &hmsHarness{e: e, holdAt: holdAt}
 }
 
-func (h *hmsHarness) CatalogName() string { return sync.DefaultHMSName }
+func (h *hmsHarness) CatalogName() string { return hms.DefaultKindName }
 func (h *hmsHarness) Schema() string      { return h.e.db }
 func (h *hmsHarness) URL() string         { return h.e.url }
 

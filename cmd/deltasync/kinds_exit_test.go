@@ -93,7 +93,7 @@ func ucExitKind(t *testing.T, url, cat string) exitKind {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := sync.Register(ctx, c, snap, catalog.TableName{Catalog: cat, Schema: "s", Table: name}, "file://"+dir); err != nil {
+		if _, err := sync.Register(ctx, kindOf(c), snap, catalog.TableName{Catalog: cat, Schema: "s", Table: name}, "file://"+dir); err != nil {
 			t.Fatal(err)
 		}
 	}}
@@ -112,7 +112,7 @@ func hmsExitKind(t *testing.T, env string) exitKind {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.DropDatabase(context.Background(), db, true) })
-	return exitKind{url: url, prefix: sync.DefaultHMSName + "." + db, register: func(t *testing.T, name, dir string) {
+	return exitKind{url: url, prefix: hms.DefaultKindName + "." + db, register: func(t *testing.T, name, dir string) {
 		t.Helper()
 		tbl := hm.NewTable()
 		tbl.DbName, tbl.TableName, tbl.Owner, tbl.TableType = db, name, "root", "EXTERNAL_TABLE"

@@ -140,14 +140,14 @@ func savedPlanApply(t *testing.T, s *suite) {
 		t.Fatalf("the plan wrote: %v", ops)
 	}
 	var buf bytes.Buffer
-	if err := sync.NewSavedPlan(dry, s.h.URL(), "kindtest", s.now).WriteJSON(&buf); err != nil {
+	if err := sync.NewSavedPlan(dry, s.h.URL(), s.kind(t), "kindtest", s.now).WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
 	sp, err := sync.ReadSavedPlan(&buf, "plan.json")
 	if err != nil {
 		t.Fatalf("the saved plan does not read back: %v", err)
 	}
-	if err := sp.CheckCatalog(s.h.URL()); err != nil || len(sp.Tables) != 2 {
+	if err := sp.CheckCatalog(s.h.URL(), s.kind(t)); err != nil || len(sp.Tables) != 2 {
 		t.Fatalf("saved plan: %d tables, check %v; want 2 for this catalog\n%s", len(sp.Tables), err, text(dry))
 	}
 	_, tsB := Latest(t, dirB)
@@ -373,7 +373,7 @@ func fidelity(t *testing.T, s *suite) {
 	}
 	s.sameUntouched("fi_once", once)
 	dry, _ := s.cycle(s.over([]string{"fi_apply"}, func(o *sync.Options) { o.DryRun = true }))
-	sp := sync.NewSavedPlan(dry, s.h.URL(), "kindtest", s.now)
+	sp := sync.NewSavedPlan(dry, s.h.URL(), s.kind(t), "kindtest", s.now)
 	ar := sync.Apply(context.Background(), s.h.ApplyOptions(t, sync.ApplyOptions{}), sp)
 	if !ar.Applied() || len(ar.Results) != 1 {
 		t.Fatalf("apply of fi_apply: %+v", ar.Results)

@@ -253,3 +253,14 @@ func text(rep *sync.Report) string {
 	_ = rep.WriteText(&b)
 	return b.String()
 }
+
+// kind is the name of the harness's catalog kind (catalog.Kind.Name), as
+// a saved plan records it.
+func (s *suite) kind(t *testing.T) string {
+	t.Helper()
+	o := s.h.Options(t, sync.Options{})
+	if o.Catalog == nil {
+		t.Fatal("the harness plugs no catalog into sync.Options")
+	}
+	return o.Catalog.Name()
+}

@@ -23,7 +23,7 @@ import (
 // an explicit BaseEndpoint and dummy keys, isolated from the machine's AWS
 // config (glue-notes §7.4: env endpoints can be ignored by shared config,
 // and a test must never reach AWS).
-func sdk(t *testing.T, endpoint string, maxAttempts int) *sdkglue.Client {
+func sdk(t testing.TB, endpoint string, maxAttempts int) *sdkglue.Client {
 	t.Helper()
 	empty := filepath.Join(t.TempDir(), "empty")
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
@@ -51,7 +51,7 @@ func sdk(t *testing.T, endpoint string, maxAttempts int) *sdkglue.Client {
 
 // freshDB creates a database with a unique name (moto is shared by every
 // test of the run) and returns its name.
-func freshDB(t *testing.T, c *sdkglue.Client) string {
+func freshDB(t testing.TB, c *sdkglue.Client) string {
 	t.Helper()
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
@@ -76,7 +76,7 @@ func tableInput(name string, version int) *types.TableInput {
 	}
 }
 
-func createTable(t *testing.T, c *sdkglue.Client, db, name string) {
+func createTable(t testing.TB, c *sdkglue.Client, db, name string) {
 	t.Helper()
 	if _, err := c.CreateTable(context.Background(), &sdkglue.CreateTableInput{
 		DatabaseName: aws.String(db), TableInput: tableInput(name, 0),
@@ -85,7 +85,7 @@ func createTable(t *testing.T, c *sdkglue.Client, db, name string) {
 	}
 }
 
-func versionID(t *testing.T, c *sdkglue.Client, db, name string) string {
+func versionID(t testing.TB, c *sdkglue.Client, db, name string) string {
 	t.Helper()
 	out, err := c.GetTable(context.Background(), &sdkglue.GetTableInput{DatabaseName: aws.String(db), Name: aws.String(name)})
 	if err != nil {

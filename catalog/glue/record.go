@@ -114,22 +114,23 @@ func WhyNotDelta(t *types.Table) string {
 	return ""
 }
 
-// ShapeOf is t's shape (t a Delta table): real columns with spark.sql
-// schema keys or a provider are ShapeNative; real columns alone (Athena's
-// table_type=DELTA) ShapeAthena; the placeholder (or no columns) ShapeSpark.
+// ShapeOf is t's shape (t a Delta table). With Spark's marks (a provider
+// or spark.sql.sources.schema keys): real columns are ShapeNative, the
+// placeholder or no columns ShapeSpark. Without them (Athena's
+// table_type=DELTA alone) it is ShapeAthena, columns or not.
 func ShapeOf(t *types.Table) Shape {
 	var cols []types.Column
 	if t.StorageDescriptor != nil {
 		cols = t.StorageDescriptor.Columns
 	}
-	if len(cols) == 0 || IsPlaceholder(cols) {
+	_, hasSchema, _ := ReadSchema(t.Parameters)
+	switch spark := hasSchema || strings.EqualFold(t.Parameters[KeyProvider], ProviderDelta); {
+	case !spark:
+		return ShapeAthena
+	case len(cols) == 0 || IsPlaceholder(cols):
 		return ShapeSpark
 	}
-	_, hasSchema, _ := ReadSchema(t.Parameters)
-	if hasSchema || strings.EqualFold(t.Parameters[KeyProvider], ProviderDelta) {
-		return ShapeNative
-	}
-	return ShapeAthena
+	return ShapeNative
 }
 
 // ReadRecord reads t's record. Bad stored values (a split schema missing a

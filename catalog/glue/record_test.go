@@ -128,3 +128,29 @@ func TestWhyNotDelta(t *testing.T) {
 		}
 	}
 }
+
+// A record's shape follows its writer's marks: an Athena record that lost
+// its columns stays Athena's (Apply gives it real columns, not Spark's
+// keys); a record with Spark's marks and no columns is Spark's.
+func TestShapeOfWithoutColumns(t *testing.T) {
+	athena := athenaTable()
+	athena.StorageDescriptor.Columns = nil
+	spark := sparkTable()
+	spark.StorageDescriptor = nil
+	for _, tc := range []struct {
+		table *types.Table
+		want  Shape
+	}{{athena, ShapeAthena}, {spark, ShapeSpark}} {
+		if got := ShapeOf(tc.table); got != tc.want {
+			t.Errorf("%s: shape %v, want %v", aws.ToString(tc.table.Name), got, tc.want)
+		}
+		in, err := Apply(tc.table, desired())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, sparkKeys := in.Parameters[KeySchema]
+		if sparkKeys != (tc.want == ShapeSpark) || (in.StorageDescriptor != nil && len(in.StorageDescriptor.Columns) > 0) != (tc.want == ShapeAthena) {
+			t.Errorf("%s: written %v / %+v, not in its shape", aws.ToString(tc.table.Name), in.Parameters, in.StorageDescriptor)
+		}
+	}
+}

@@ -243,3 +243,33 @@ func TestLatency(t *testing.T) {
 		t.Errorf("call took %v with 100ms latency injected", d)
 	}
 }
+
+// Eight writers send UpdateTable from the same VersionId at once: exactly
+// one lands (the check and the write are one step per table, as Glue's
+// optimistic lock is), the other seven get ConcurrentModificationException.
+func TestContractOneOfConcurrentWritersWins(t *testing.T) {
+	p := Start(t)
+	c := sdk(t, p.URL, 1)
+	db := freshDB(t, c)
+	createTable(t, c, db, "t")
+	v := versionID(t, c, db, "t")
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() { errs <- update(c, db, "t", i+1, aws.String(v), aws.Bool(true)) }()
+	}
+	won, lost := 0, 0
+	for range 8 {
+		var cme *types.ConcurrentModificationException
+		switch err := <-errs; {
+		case err == nil:
+			won++
+		case errors.As(err, &cme):
+			lost++
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if won != 1 || lost != 7 {
+		t.Errorf("%d won, %d refused; want 1 and 7", won, lost)
+	}
+}

@@ -7,11 +7,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
 	sdkglue "github.com/aws/aws-sdk-go-v2/service/glue"
+	"github.com/aws/smithy-go/middleware"
 )
 
 // Config says which Glue Data Catalog to talk to and how.
@@ -33,6 +35,12 @@ type Config struct {
 	RetryMaxAttempts int
 	// Credentials replaces the default credential chain when set (tests).
 	Credentials aws.CredentialsProvider
+	// Observer, when set, is called after every request sent to Glue — each
+	// attempt, so a call the SDK retried after throttling is seen once per
+	// attempt — with the operation (GetTables, UpdateTable, ...), its
+	// duration and its error (nil on success; the SDK's typed error
+	// otherwise): the seam for metrics.
+	Observer func(op string, d time.Duration, err error)
 }
 
 // DefaultRetryMaxAttempts is the attempts of one call when Config leaves
@@ -79,6 +87,9 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
+		if cfg.Observer != nil {
+			o.APIOptions = append(o.APIOptions, observe(cfg.Observer))
+		}
 		o.Retryer = retry.NewAdaptiveMode(func(ao *retry.AdaptiveModeOptions) {
 			ao.StandardOptions = append(ao.StandardOptions, func(so *retry.StandardOptions) {
 				so.MaxAttempts = attempts
@@ -86,6 +97,21 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		})
 	})
 	return &Client{cfg: cfg, api: api}, nil
+}
+
+// observe adds a middleware to the Deserialize step, which runs once per
+// attempt (the retryer is in the Finalize step, around it), placed first
+// so it sees the deserialized, typed error.
+func observe(fn func(op string, d time.Duration, err error)) func(*middleware.Stack) error {
+	return func(s *middleware.Stack) error {
+		return s.Deserialize.Add(middleware.DeserializeMiddlewareFunc("deltasync.glue.observe",
+			func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+				start := time.Now()
+				out, md, err := next.HandleDeserialize(ctx, in)
+				fn(middleware.GetOperationName(ctx), time.Since(start), err)
+				return out, md, err
+			}), middleware.Before)
+	}
 }
 
 // Config is the configuration the Client was built with.

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	sdkglue "github.com/aws/aws-sdk-go-v2/service/glue"
 	"github.com/aws/aws-sdk-go-v2/service/glue/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/internal/fakeglue"
@@ -205,5 +208,44 @@ func TestMotoFaults(t *testing.T) {
 		if n := p.Count("UpdateTable"); n != 1 {
 			t.Errorf("%s: sent %d times, want 1 (a refusal is not retried)", f.Type, n)
 		}
+	}
+}
+
+// The Observer sees every request sent, retries included, with its
+// operation and typed error: what a requests metric counts.
+func TestMotoObserverSeesEveryAttempt(t *testing.T) {
+	ctx := context.Background()
+	type call struct {
+		op  string
+		err string
+	}
+	var mu sync.Mutex
+	var calls []call
+	c, p, db := motoClient(t, Config{Observer: func(op string, _ time.Duration, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		code := ""
+		var api smithy.APIError
+		if errors.As(err, &api) {
+			code = api.ErrorCode()
+		}
+		calls = append(calls, call{op, code})
+	}})
+	if err := c.CreateTable(ctx, db, InputOf(sparkTable())); err != nil {
+		t.Fatal(err)
+	}
+	p.Inject("GetTable", fakeglue.Throttling)
+	if _, err := c.GetTable(ctx, db, "events"); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = c.GetTable(ctx, db, "nope")
+	mu.Lock()
+	defer mu.Unlock()
+	want := []call{{"CreateDatabase", ""}, {"CreateTable", ""}, {"GetTable", "ThrottlingException"}, {"GetTable", ""}, {"GetTable", "EntityNotFoundException"}}
+	if !slices.Equal(calls, want) {
+		t.Errorf("observed %v, want %v", calls, want)
+	}
+	if n := p.Count("GetTable"); n != 3 {
+		t.Errorf("proxy counted %d GetTable, the observer %d", n, 3)
 	}
 }

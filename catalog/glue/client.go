@@ -1,0 +1,112 @@
+package glue
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	sdkglue "github.com/aws/aws-sdk-go-v2/service/glue"
+	"github.com/aws/aws-sdk-go-v2/service/glue/types"
+)
+
+// PageSize is the MaxResults of GetTables and GetDatabases: Glue's
+// maximum (CatalogGetterPageSize, 1..100), so a database of N tables costs
+// ceil(N/100) calls.
+const PageSize = 100
+
+func (c *Client) catalogID() *string {
+	if c.cfg.CatalogID == "" {
+		return nil
+	}
+	return aws.String(c.cfg.CatalogID)
+}
+
+// Databases lists the names of the catalog's databases (GetDatabases, in
+// pages of PageSize).
+func (c *Client) Databases(ctx context.Context) ([]string, error) {
+	p := sdkglue.NewGetDatabasesPaginator(c.api, &sdkglue.GetDatabasesInput{
+		CatalogId: c.catalogID(), MaxResults: aws.Int32(PageSize),
+	})
+	var names []string
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, wrap("GetDatabases", "", err)
+		}
+		for _, d := range out.DatabaseList {
+			names = append(names, aws.ToString(d.Name))
+		}
+	}
+	return names, nil
+}
+
+// TablesPages calls fn with each page of db's tables (GetTables, MaxResults
+// PageSize): the whole records, so a listing needs no GetTable per table.
+// An error from fn stops the listing and is returned as is.
+func (c *Client) TablesPages(ctx context.Context, db string, fn func([]types.Table) error) error {
+	p := sdkglue.NewGetTablesPaginator(c.api, &sdkglue.GetTablesInput{
+		CatalogId: c.catalogID(), DatabaseName: aws.String(db), MaxResults: aws.Int32(PageSize),
+	})
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return wrap("GetTables", db, err)
+		}
+		if err := fn(out.TableList); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GetTable reads one table's record.
+func (c *Client) GetTable(ctx context.Context, db, name string) (*types.Table, error) {
+	out, err := c.api.GetTable(ctx, &sdkglue.GetTableInput{
+		CatalogId: c.catalogID(), DatabaseName: aws.String(db), Name: aws.String(name),
+	})
+	if err != nil {
+		return nil, wrap("GetTable", db+"."+name, err)
+	}
+	return out.Table, nil
+}
+
+// Update replaces db's table in.Name with in (UpdateTable replaces the
+// whole record: build in with Apply, which copies every field). versionID
+// is the VersionId of the record in was built from: Glue refuses the write
+// with ConcurrentModificationException (ErrConflict) if the table moved
+// since. An empty versionID sends no guard (a caller must say so on
+// purpose). SkipArchive is sent as Config says.
+func (c *Client) Update(ctx context.Context, db string, in *types.TableInput, versionID string) error {
+	req := &sdkglue.UpdateTableInput{
+		CatalogId: c.catalogID(), DatabaseName: aws.String(db), TableInput: in,
+		SkipArchive: aws.Bool(c.cfg.SkipArchive()),
+	}
+	if versionID != "" {
+		req.VersionId = aws.String(versionID)
+	}
+	_, err := c.api.UpdateTable(ctx, req)
+	return wrap("UpdateTable", db+"."+aws.ToString(in.Name), err)
+}
+
+// CreateTable registers in in db (ErrAlreadyExists if the name is taken).
+func (c *Client) CreateTable(ctx context.Context, db string, in *types.TableInput) error {
+	_, err := c.api.CreateTable(ctx, &sdkglue.CreateTableInput{
+		CatalogId: c.catalogID(), DatabaseName: aws.String(db), TableInput: in,
+	})
+	return wrap("CreateTable", db+"."+aws.ToString(in.Name), err)
+}
+
+// CreateDatabase creates an empty database (ErrAlreadyExists if it exists).
+func (c *Client) CreateDatabase(ctx context.Context, name string) error {
+	_, err := c.api.CreateDatabase(ctx, &sdkglue.CreateDatabaseInput{
+		CatalogId: c.catalogID(), DatabaseInput: &types.DatabaseInput{Name: aws.String(name)},
+	})
+	return wrap("CreateDatabase", name, err)
+}
+
+// DeleteTable removes a table's record (never its data: Glue holds none).
+func (c *Client) DeleteTable(ctx context.Context, db, name string) error {
+	_, err := c.api.DeleteTable(ctx, &sdkglue.DeleteTableInput{
+		CatalogId: c.catalogID(), DatabaseName: aws.String(db), Name: aws.String(name),
+	})
+	return wrap("DeleteTable", db+"."+name, err)
+}

@@ -1,0 +1,83 @@
+package glue
+
+import "strings"
+
+// The parameters of a Glue table that say what a Delta table is. The
+// spark.sql.* keys are Spark's (HiveExternalCatalog, carried into Glue by
+// the Glue Hive client), table_type Athena's, classification the
+// crawler's, the version keys Delta's catalog-update hook's (the crawler
+// writes the same two).
+const (
+	KeyProvider            = "spark.sql.sources.provider"
+	KeySchema              = "spark.sql.sources.schema"
+	KeySchemaNumParts      = "spark.sql.sources.schema.numParts"
+	KeySchemaPart          = "spark.sql.sources.schema.part." // + N
+	KeyNumPartCols         = "spark.sql.sources.schema.numPartCols"
+	KeyPartCol             = "spark.sql.sources.schema.partCol." // + N
+	KeyTableType           = "table_type"
+	KeyClassification      = "classification"
+	KeyComment             = "comment"
+	KeyLastUpdateVersion   = "delta.lastUpdateVersion"
+	KeyLastCommitTimestamp = "delta.lastCommitTimestamp"
+	// KeySyncedProperties is deltasync's own: a JSON array of the log
+	// properties outside the delta.* namespace it last wrote, so a property
+	// removed from the log is removed here too, while a parameter another
+	// client set is never touched (as in catalog/hms).
+	KeySyncedProperties = "deltasync.syncedProperties"
+	// Trino's optional cache of a Delta table's columns and comment, valid
+	// only while trino_last_transaction_version is the log's version.
+	KeyTrinoVersion = "trino_last_transaction_version"
+	KeyTrinoSchema  = "trino_metadata_schema_string"
+	// ProviderDelta and TableTypeDelta are the values readers compare
+	// case-insensitively.
+	ProviderDelta  = "delta"
+	TableTypeDelta = "DELTA"
+	// SerdePath is the serde parameter holding the real location of a
+	// Spark data-source table (Spark and Trino read it; Athena too).
+	SerdePath = "path"
+	// SchemaPartLength is where Spark splits spark.sql.sources.schema
+	// (spark.sql.sources.schemaStringLengthThreshold, 4000 characters).
+	SchemaPartLength = 4000
+	// MaxColumnComment is Glue's limit on a column comment (the model's
+	// CommentString: 0..255 characters).
+	MaxColumnComment = 255
+)
+
+// reserved reports whether key is one deltasync writes for its own
+// meaning or one it never writes (other clients' markers): a log property
+// of that name cannot be synced.
+func reserved(key string) bool {
+	switch key {
+	case KeyProvider, KeyComment, KeyLastUpdateVersion, KeyLastCommitTimestamp, KeySyncedProperties,
+		KeyTrinoVersion, KeyTrinoSchema, KeyTableType, KeyClassification, "EXTERNAL", "UPDATED_BY_CRAWLER":
+		return true
+	}
+	return strings.HasPrefix(key, "spark.sql.") || strings.HasPrefix(key, "Crawler")
+}
+
+// schemaKey reports whether key is one of the spark.sql.sources.schema
+// keys deltasync owns: the schema (whole or in parts) and the partition
+// columns. The bucket and sort keys beside them are Spark's.
+func schemaKey(key string) bool {
+	switch {
+	case key == KeySchema, key == KeySchemaNumParts, key == KeyNumPartCols:
+		return true
+	case strings.HasPrefix(key, KeySchemaPart):
+		return isIndex(key[len(KeySchemaPart):])
+	case strings.HasPrefix(key, KeyPartCol):
+		return isIndex(key[len(KeyPartCol):])
+	}
+	return false
+}
+
+func isIndex(s string) bool {
+	if s == "" || len(s) > 9 {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -108,14 +108,20 @@ func Apply(ctx context.Context, opts ApplyOptions, sp *SavedPlan) *ApplyReport {
 		t := &sp.Tables[i]
 		res := ApplyResult{Table: t.Table, Actions: t.Actions, EtagBefore: t.Etag}
 		w, err := opts.write(t, sp.CatalogKind)
-		var sent catalog.Sent
-		if err == nil {
-			sent, err = opts.Catalog.Send(ctx, w)
+		if err != nil {
+			// Nothing was sent: the plan is not this catalog's to send.
+			res.Outcome, res.Reason = audit.OutcomeRefused, err.Error()
+			lv := t.LogVersion
+			aw := auditWrite{table: t.Table, tableID: t.TableID, etagBefore: t.Etag, actions: t.Actions, changes: t.Changes, logVersion: &lv}
+			if aerr := opts.Audit.record(now(), aw, res.Outcome, nil, res.Reason); aerr != nil {
+				l.Error("audit record not written", zap.String("table", t.Table), zap.Error(aerr))
+			}
+			l.Warn("saved plan: table not applied", zap.String("table", t.Table), zap.String("reason", res.Reason))
+			rep.Results = append(rep.Results, res)
+			continue
 		}
-		lw := lostWrite{tableID: t.TableID, etagBefore: t.Etag, edit: t.Edit}
-		if w != nil {
-			lw = lostOf(w, sent)
-		}
+		sent, err := opts.Catalog.Send(ctx, w)
+		lw := lostOf(w, sent)
 		lost, err := settle(ctx, err, &lw, func(ctx context.Context) (*plan.Record, error) {
 			read, err := opts.Catalog.Load(ctx, w.Table, nil)
 			if err != nil {
@@ -150,7 +156,7 @@ func Apply(ctx context.Context, opts ApplyOptions, sp *SavedPlan) *ApplyReport {
 			}
 		}
 		lv := t.LogVersion
-		aw := auditWrite{table: t.Table, tableID: t.TableID, etagBefore: t.Etag, actions: t.Actions, changes: t.Changes, logVersion: &lv}
+		aw := auditOf(w, t.Changes, &lv)
 		if aerr := opts.Audit.record(now(), aw, res.Outcome, etagAfter, res.Reason); aerr != nil {
 			l.Error("audit record not written", zap.String("table", t.Table), zap.Error(aerr))
 		}

@@ -283,7 +283,7 @@ func (r *Reconciler) adopt(ctx context.Context, log *zap.Logger) []Result {
 	a.discovered = found
 	a.seen = byName
 	a.mu.Unlock()
-	r.opts.Metrics.setDiscovered(found)
+	r.opts.Metrics.SetDiscovered(found)
 	return rows
 }
 
@@ -294,7 +294,7 @@ func (r *Reconciler) adopt(ctx context.Context, log *zap.Logger) []Result {
 func (r *Reconciler) recordRegistration(res Result, log *zap.Logger) (keep bool) {
 	r.record(res)
 	r.notify(context.Background(), res, nil)
-	r.opts.Metrics.recordRegistration(res.Outcome)
+	r.opts.Metrics.RecordRegistration(string(res.Outcome))
 	switch res.Outcome {
 	case OutcomeRegistered:
 		log.Info("registered", zap.String("table", res.Table), zap.String("location", res.Registration.Location))

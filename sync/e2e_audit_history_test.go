@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"context"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,7 +59,7 @@ func TestAuditTrailMatchesCatalogHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	m := sync.NewMetrics(reg, "test")
+	m := metrics.New(reg, "test")
 	withAudit := func(cmd string) func(*sync.Options) {
 		return func(o *sync.Options) {
 			o.Audit = sync.AuditOptions{Writer: aw, Command: cmd, Version: "test"}

@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"context"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -47,7 +48,7 @@ func TestDeltaRSDestructiveChanges(t *testing.T) {
 			before := e.record(table)
 			full := e.name(table).String()
 			reg := prometheus.NewRegistry()
-			m := sync.NewMetrics(reg, "test")
+			m := metrics.New(reg, "test")
 			rep := e.reconciler([]sync.Rule{{Include: []string{full}, OnDestructive: sync.OnDestructiveHold}},
 				func(o *sync.Options) { o.Metrics = m }).Sync(ctx)
 			if len(rep.Results) != 1 || rep.Results[0].Held != sync.HeldDestructive || rep.Results[0].Outcome != sync.OutcomeFlagged {

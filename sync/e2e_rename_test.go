@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,7 +104,7 @@ func TestDeltaRSColumnRename(t *testing.T) {
 	full := e.name("renamed").String()
 	before := e.record("renamed")
 	reg := prometheus.NewRegistry()
-	m := sync.NewMetrics(reg, "test")
+	m := metrics.New(reg, "test")
 	rep := e.reconciler([]sync.Rule{{Include: []string{full}, OnDestructive: sync.OnDestructiveHold}},
 		func(o *sync.Options) { o.Metrics = m }).Sync(ctx)
 	if len(rep.Results) != 1 || rep.Results[0].Held != sync.HeldDestructive {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -227,7 +228,7 @@ func TestAttackQueryEndpoint(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
-			m := sync.NewMetrics(reg, "test")
+			m := metrics.New(reg, "test")
 			r := e.reconciler([]sync.Rule{{Include: []string{e.catalog + ".s.*"}, Mode: sync.ModeSync}},
 				func(o *sync.Options) { o.Storage, o.Metrics, o.VendedCredentials = tc.pol, m, tc.vended })
 			rep := r.Sync(context.Background())

@@ -3,6 +3,7 @@ package sync_test
 import (
 	"context"
 	"fmt"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -196,7 +197,7 @@ func newEventRigWith(t testing.TB, e *env, mutate func(*events.Options), syncMut
 	e.allowLake(rg.lake)
 	rg.rec = e.reconciler([]sync.Rule{{Include: []string{e.catalog + "." + e.schema + ".*"}}}, func(o *sync.Options) {
 		o.Dirty = rg.events.Dirty()
-		o.Metrics = sync.NewMetrics(rg.reg, "test")
+		o.Metrics = metrics.New(rg.reg, "test")
 		if syncMutate != nil {
 			syncMutate(o)
 		}

@@ -3,6 +3,7 @@ package sync_test
 import (
 	"context"
 	"fmt"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ func countedEnv(t *testing.T, e *env, mode sync.Mode, resync time.Duration) (*sy
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	m := sync.NewMetrics(reg, "test")
+	m := metrics.New(reg, "test")
 	now := time.Now()
 	r := e.reconciler([]sync.Rule{{Include: []string{e.catalog + "." + e.schema + ".*"}, Mode: mode}}, func(o *sync.Options) {
 		o.Catalog, o.ResyncInterval, o.Metrics = kindOf(c), resync, m

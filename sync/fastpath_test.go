@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"context"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"slices"
 	"strings"
 	stdsync "sync"
@@ -303,7 +304,7 @@ func TestDriftedSchemaKeptBetweenCycles(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	rec := e.reconciler([]sync.Rule{{Include: []string{e.catalog + ".*.*"}, Mode: sync.ModeWarn}}, func(o *sync.Options) {
 		o.ResyncInterval = 0 // every cycle a full reconcile
-		o.Metrics = sync.NewMetrics(reg, "kept")
+		o.Metrics = metrics.New(reg, "kept")
 	})
 	gets := func() float64 {
 		mfs, err := reg.Gather()

@@ -55,10 +55,6 @@ const (
 	ReasonRefused ErrorReason = "refused"
 )
 
-// driftKinds are the label values of deltasync_table_drift; a table has a
-// series (1) for each kind that differs and none for the others.
-var driftKinds = []plan.DriftKind{plan.KindSchema, plan.KindPartitioning, plan.KindClustering, plan.KindProtocol, plan.KindProperties, plan.KindComment, plan.KindLocation, plan.KindUniform}
-
 // The reasons a table with drift is flagged rather than written.
 const (
 	whyManaged  = "MANAGED table: watch-only, drift is flagged, never written"

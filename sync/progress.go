@@ -70,7 +70,7 @@ func (r *Reconciler) progressStart(cycle int64, start time.Time) {
 	r.mu.Lock()
 	r.progress = CycleProgress{Running: true, Cycle: cycle, Started: start}
 	r.mu.Unlock()
-	r.opts.Metrics.cycleStarted(start)
+	r.opts.Metrics.CycleStarted(start)
 }
 
 // progressListed counts n tables handed to the workers (-1: one that was
@@ -79,7 +79,7 @@ func (r *Reconciler) progressListed(n int) {
 	r.mu.Lock()
 	r.progress.Listed += n
 	r.mu.Unlock()
-	r.opts.Metrics.cycleTablesListed(n)
+	r.opts.Metrics.CycleTablesListed(n)
 }
 
 // progressListingDone records that the listing has ended.
@@ -94,7 +94,7 @@ func (r *Reconciler) progressDone() {
 	r.mu.Lock()
 	r.progress.Done++
 	r.mu.Unlock()
-	r.opts.Metrics.cycleTableDone()
+	r.opts.Metrics.CycleTableDone()
 }
 
 // progressEnd marks the cycle as ended at end.
@@ -102,5 +102,5 @@ func (r *Reconciler) progressEnd(end time.Time) {
 	r.mu.Lock()
 	r.progress.Running, r.progress.Finished = false, end
 	r.mu.Unlock()
-	r.opts.Metrics.cycleEnded()
+	r.opts.Metrics.CycleEnded()
 }

@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"context"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"net/http"
 	"net/url"
 	"strings"
@@ -41,7 +42,7 @@ func TestProgressWhileCycleRuns(t *testing.T) {
 		e.register("basic_partitioned", n, -1)
 	}
 	reg := prometheus.NewRegistry()
-	m := sync.NewMetrics(reg, "test")
+	m := metrics.New(reg, "test")
 	// The first per-table catalog request (after the listing) is held.
 	entered, release := make(chan struct{}), make(chan struct{})
 	var once stdsync.Once
@@ -112,7 +113,7 @@ func TestProgressWhileCycleRuns(t *testing.T) {
 // ends (here: its context is cancelled).
 func TestCatalogRetrySleepCounts(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m := sync.NewMetrics(reg, "test")
+	m := metrics.New(reg, "test")
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 2)
 	for range 2 {

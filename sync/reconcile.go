@@ -461,7 +461,7 @@ func (r *Reconciler) apply(ctx context.Context, t Target, seen *observed, w *cat
 			a.notApplied = true
 			return a, r.writeFailed(ctx, t, seen, &a, err)
 		}
-		r.opts.Metrics.recordError(ReasonConflict)
+		r.opts.Metrics.RecordError(string(ReasonConflict))
 		if attempt < r.opts.MaxAttempts {
 			l.Info("etag conflict: another writer changed the table; reloading", zap.Int("attempt", attempt))
 			return a, errRetry
@@ -485,7 +485,7 @@ func (r *Reconciler) apply(ctx context.Context, t Target, seen *observed, w *cat
 		}
 		// Another writer changed the record after the write (its etag
 		// moved on): reload and re-plan, as after a conflict.
-		r.opts.Metrics.recordError(ReasonConflict)
+		r.opts.Metrics.RecordError(string(ReasonConflict))
 		if attempt < r.opts.MaxAttempts {
 			l.Info("the record changed again after the update; reloading", zap.Int("attempt", attempt), zap.Any("differs", left.Kinds()))
 			return a, errRetry

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"slices"
 	"sort"
 	stdsync "sync"
@@ -73,7 +74,7 @@ type Options struct {
 	// flight when the cycle's context is cancelled still finishes, within it.
 	TableTimeout time.Duration
 	Logger       *zap.Logger
-	Metrics      *Metrics
+	Metrics      *metrics.Metrics
 	// ResyncInterval is how long a table verified in sync may be confirmed
 	// by the listing alone: while its listed updated_at and its log's
 	// latest version stay the same, no per-table catalog request is sent.
@@ -305,7 +306,7 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 	rep.Skipped = skipped
 	if err != nil {
 		rep.Err = err
-		r.opts.Metrics.recordError(ReasonCatalog)
+		r.opts.Metrics.RecordError(string(ReasonCatalog))
 		log.Error("listing tables", zap.Error(err))
 	}
 	sort.Slice(rep.Results, func(i, j int) bool { return rep.Results[i].Table < rep.Results[j].Table })
@@ -317,7 +318,7 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 	rep.ReadOnly = r.ReadOnlyCatalogs()
 	rep.Duration = r.opts.Now().Sub(start)
 	ok := rep.Err == nil && rep.Count(OutcomeFailed) == 0
-	r.opts.Metrics.recordCycle(rep.Duration, ok, r.opts.Now())
+	r.opts.Metrics.RecordCycle(rep.Duration, ok, r.opts.Now())
 	r.progressEnd(start.Add(rep.Duration))
 	if !rep.Interrupted {
 		r.mu.Lock()
@@ -515,7 +516,7 @@ func (r *Reconciler) forgetOthers(names []string) {
 			_ = st.table.Close()
 		}
 		delete(r.tables, name)
-		r.opts.Metrics.forgetTable(name)
+		r.opts.Metrics.ForgetTable(name)
 	}
 }
 
@@ -571,9 +572,9 @@ func (r *Reconciler) record(res Result) {
 	}
 	st.status = s
 	r.mu.Unlock()
-	r.opts.Metrics.recordTable(s)
+	r.opts.Metrics.RecordTable(metricsTable(s))
 	if res.ErrorReason != "" {
-		r.opts.Metrics.recordError(res.ErrorReason)
+		r.opts.Metrics.RecordError(string(res.ErrorReason))
 	}
 }
 

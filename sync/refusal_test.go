@@ -3,6 +3,7 @@ package sync_test
 import (
 	"context"
 	"fmt"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +52,7 @@ func TestRefusedUpdateIsFlaggedAndBackedOff(t *testing.T) {
 			reg := prometheus.NewRegistry()
 			r := e.reconciler(only(e, table), func(o *sync.Options) {
 				o.Now = func() time.Time { return now }
-				o.Metrics = sync.NewMetrics(reg, "test")
+				o.Metrics = metrics.New(reg, "test")
 			})
 			rep := r.Sync(context.Background())
 			res := rep.Results[0]

@@ -3,6 +3,7 @@ package sync
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"maps"
 	"os"
 	"path/filepath"
@@ -125,3 +126,5 @@ func TestReportGolden(t *testing.T) {
 		t.Errorf("Failed/Drift wrong")
 	}
 }
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")

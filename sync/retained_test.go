@@ -5,6 +5,7 @@ package sync_test
 import (
 	"context"
 	"fmt"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -83,7 +84,7 @@ func TestRetainedHeapPerTable(t *testing.T) {
 	}
 	run := func() *sync.Reconciler {
 		reg := prometheus.NewRegistry()
-		metrics := sync.NewMetrics(reg, "retained")
+		metrics := metrics.New(reg, "retained")
 		client, err := uc.New(srv.URL(), uc.Options{IdleConnsPerHost: 6})
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"io"
 	"math"
 	"net/http"
@@ -277,7 +278,7 @@ func BenchmarkScaleS3(b *testing.B) {
 	var mu stdsync.Mutex
 	ops := map[string]int{}
 	reg := prometheus.NewRegistry()
-	metrics := sync.NewMetrics(reg, "scale")
+	metrics := metrics.New(reg, "scale")
 	opts := sync.Options{Metrics: metrics, ResyncInterval: time.Hour} // everything else: defaults
 	if c, err := strconv.Atoi(os.Getenv("DELTASYNC_SCALE_CONCURRENCY")); err == nil && c > 0 {
 		opts.Concurrency = c

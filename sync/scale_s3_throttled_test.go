@@ -5,6 +5,7 @@ package sync_test
 import (
 	"context"
 	"fmt"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"net/http"
 	"os"
 	"runtime"
@@ -69,7 +70,7 @@ func BenchmarkScaleS3Throttled(b *testing.B) {
 	b.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 
 	reg := prometheus.NewRegistry()
-	metrics := sync.NewMetrics(reg, "scale")
+	metrics := metrics.New(reg, "scale")
 	gates, err := deltalog.NewStorageGates(deltalog.StorageLimits{}) // the defaults, as cmd makes them
 	if err != nil {
 		b.Fatal(err)

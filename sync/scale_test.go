@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,7 +18,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
+	rtmetrics "runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -285,7 +286,7 @@ type heapPeaks struct{ live, goal, objects, runtime uint64 }
 
 // sampleHeap samples runtime/metrics every 2 ms until stop is called.
 func sampleHeap() (stop func() heapPeaks) {
-	samples := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/goal:bytes"}, {Name: "/memory/classes/heap/objects:bytes"},
+	samples := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/goal:bytes"}, {Name: "/memory/classes/heap/objects:bytes"},
 		{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	var p heapPeaks
 	done, finished := make(chan struct{}), make(chan struct{})
@@ -294,7 +295,7 @@ func sampleHeap() (stop func() heapPeaks) {
 		t := time.NewTicker(2 * time.Millisecond)
 		defer t.Stop()
 		for {
-			metrics.Read(samples)
+			rtmetrics.Read(samples)
 			p.live = max(p.live, samples[0].Value.Uint64())
 			p.goal = max(p.goal, samples[1].Value.Uint64())
 			p.objects = max(p.objects, samples[2].Value.Uint64())
@@ -472,10 +473,10 @@ func runScale(t testing.TB, n int) []scaleCycle {
 	var mu stdsync.Mutex
 	ops := map[string]int{}
 	reg := prometheus.NewRegistry()
-	metrics := sync.NewMetrics(reg, "scale")
+	m := metrics.New(reg, "scale")
 	client, err := uc.New(url, uc.Options{IdleConnsPerHost: concurrency + 2,
 		Observer: func(op string, status int, d time.Duration, err error) {
-			metrics.ObserveCatalog(op, status, d, err)
+			m.ObserveCatalog(op, status, d, err)
 			mu.Lock()
 			ops[op]++
 			mu.Unlock()
@@ -493,12 +494,12 @@ func runScale(t testing.TB, n int) []scaleCycle {
 	// minute into the interval, where 1/60 of the tables are due.
 	var clock atomic.Int64
 	clock.Store(time.Now().UnixNano())
-	scrapes := metrics.Handler(reg, promhttp.HandlerOpts{})
+	scrapes := m.Handler(reg, promhttp.HandlerOpts{})
 	// As deltasync run builds it; like the daemon, a cycle ends by
 	// returning its garbage to the OS (cmd/deltasync releaseMemory).
 	release := os.Getenv("DELTASYNC_SCALE_NO_RELEASE") == ""
 	rec, err := sync.New(sync.Options{Catalog: kindOf(client), Selector: sel, Concurrency: concurrency, Storage: pol,
-		ResyncInterval: time.Hour, Metrics: metrics, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+		ResyncInterval: time.Hour, Metrics: m, Now: func() time.Time { return time.Unix(0, clock.Load()) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"github.com/deltasync/deltasync/sync/metrics"
 	"time"
 
 	"github.com/deltasync/deltasync/sync/plan"
@@ -33,4 +34,11 @@ type TableStatus struct {
 	Failures int `json:"failures,omitempty"`
 	// NextAttempt is when a failing table is tried again (zero: next cycle).
 	NextAttempt time.Time `json:"next_attempt,omitzero"`
+}
+
+// metricsTable is a table's status as the per-table series publish it.
+func metricsTable(st TableStatus) metrics.Table {
+	return metrics.Table{Name: st.Table, Type: st.Type, Mode: string(st.Mode), Status: string(st.Status),
+		Outcome: string(st.Outcome), Drift: st.Drift, Held: st.Held != "", LogVersion: st.LogVersion,
+		CatalogVersion: st.CatalogVersion, LastSync: st.LastSync, OutOfSyncCycles: st.OutOfSyncCycles}
 }

@@ -1,12 +1,12 @@
 package main
 
 import (
+	"github.com/deltasync/deltasync/sync/metrics"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/deltasync/deltasync/catalog/hms"
-	"github.com/deltasync/deltasync/sync"
 )
 
 // hmsSettings are catalog: for a Hive Metastore (catalog.url thrift://).
@@ -79,7 +79,7 @@ func (s *settings) checkHMS(p *problems) {
 
 // client is the metastore client, every call counted in the catalog
 // request metrics (operation = the Thrift call).
-func (h *hmsSettings) client(m *sync.Metrics) (*hms.Client, error) {
+func (h *hmsSettings) client(m *metrics.Metrics) (*hms.Client, error) {
 	return hms.New(h.url, hms.Options{Timeout: h.timeout, Observer: m.ObserveMetastore})
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"regexp"
 	"sort"
 	"strings"
@@ -9,7 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/events"
 	"github.com/deltasync/deltasync/sync/notify"
 )
@@ -47,7 +47,7 @@ var descFields = regexp.MustCompile(`fqName: "([^"]+)", help: "((?:[^"\\]|\\.)*)
 // and change with the Go release.
 func daemonMetrics() ([]metricDoc, error) {
 	d := &describer{}
-	sync.NewMetrics(d, version)
+	metrics.New(d, version)
 	events.NewMetrics(d)
 	notify.NewMetrics(d)
 	var out []metricDoc
@@ -117,7 +117,7 @@ func metricsReference() (string, error) {
 	b.WriteString(`# Metrics reference
 
 Every metric ` + "`deltasync run`" + ` serves on ` + "`/metrics`" + ` (and ` + "`once`" + ` pushes to a Pushgateway), generated
-from the collectors the daemon registers (` + "`sync.NewMetrics`, and `events.NewMetrics` when events are" + `
+from the collectors the daemon registers (` + "`metrics.New` (sync/metrics), and `events.NewMetrics` when events are" + `
 configured). Besides these, the standard ` + "`go_*` and `process_*`" + ` metrics of the Prometheus Go client.
 The names are a published contract: they are only ever added to. What they are for, with the
 alerts and dashboard built on them: [metrics](../operating/metrics.md), [alerts](../operating/alerts.md).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"net/url"
 	"os"
 	"strings"
@@ -10,7 +11,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog/uc"
-	"github.com/deltasync/deltasync/sync"
 )
 
 // checkSecretFile checks a file holding one secret (a token): it must be
@@ -63,7 +63,7 @@ const longWait = 3 * time.Second
 // retryPolicy completes the catalog client's retry policy p (whose
 // MaxRetryAfter is catalog.max_retry_after): every wait of longWait or more
 // is logged with its reason, so a slow catalog is never silent.
-func retryPolicy(p uc.RetryPolicy, log *zap.Logger, m *sync.Metrics) uc.RetryPolicy {
+func retryPolicy(p uc.RetryPolicy, log *zap.Logger, m *metrics.Metrics) uc.RetryPolicy {
 	p.Sleep = m.CatalogRetrySleep // counts the waiting requests
 	p.OnWait = func(op string, attempt int, wait, retryAfter time.Duration, err error) {
 		if wait < longWait {

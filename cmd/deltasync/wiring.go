@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"io"
 	"net/http"
 	"net/url"
@@ -256,7 +257,7 @@ type app struct {
 	s        settings
 	log      *zap.Logger
 	registry *prometheus.Registry
-	metrics  *sync.Metrics
+	metrics  *metrics.Metrics
 	client   *uc.Client
 	// metastore is the Hive Metastore client (catalog.url thrift://);
 	// client is nil then.
@@ -346,7 +347,7 @@ func (c *cli) newParts(s settings) (*app, error) {
 	a := &app{s: s, registry: prometheus.NewRegistry()}
 	a.log = newLogger(s.log, c.stderr)
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a.metrics = sync.NewMetrics(a.registry, version)
+	a.metrics = metrics.New(a.registry, version)
 	tok, err := c.tokenSource(s.cfg.Catalog)
 	if err != nil {
 		return nil, err

@@ -8,8 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	dsync "github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/events"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"github.com/deltasync/deltasync/sync/notify"
 )
 
@@ -33,7 +33,7 @@ var descRE = regexp.MustCompile(`fqName: "([^"]+)".*variableLabels: \{([^}]*)\}`
 
 func main() {
 	rec := &recorder{}
-	dsync.NewMetrics(rec, "test")
+	metrics.New(rec, "test")
 	events.NewMetrics(rec) // registered only when events are configured
 	notify.NewMetrics(rec) // registered only when notify is configured
 	ch := make(chan *prometheus.Desc, 64)

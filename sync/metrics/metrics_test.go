@@ -1,4 +1,4 @@
-package sync
+package metrics
 
 import (
 	"errors"
@@ -30,24 +30,24 @@ func metricsScenarioWith(t *testing.T) (*prometheus.Registry, *Metrics) {
 	m := newMetrics(reg, "v1.2.3", "go1.26.8")
 	v := func(n int64) *int64 { return &n }
 	at := time.Unix(1700000000, 0)
-	m.recordTable(TableStatus{Table: "main.sales.orders", Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced,
-		Outcome: OutcomeSynced, LogVersion: v(12), CatalogVersion: v(12), LastSync: at})
-	m.recordTable(TableStatus{Table: "main.sales.managed", Type: "MANAGED", Mode: ModeSync, Status: StatusOutOfSync,
-		Outcome: OutcomeFlagged, Drift: []plan.DriftKind{plan.KindSchema, plan.KindProperties}, LogVersion: v(3), CatalogVersion: v(2),
+	m.RecordTable(Table{Name: "main.sales.orders", Type: "EXTERNAL", Mode: "sync", Status: "Synced",
+		Outcome: "synced", LogVersion: v(12), CatalogVersion: v(12), LastSync: at})
+	m.RecordTable(Table{Name: "main.sales.managed", Type: "MANAGED", Mode: "sync", Status: "OutOfSync",
+		Outcome: "flagged", Drift: []plan.DriftKind{plan.KindSchema, plan.KindProperties}, LogVersion: v(3), CatalogVersion: v(2),
 		OutOfSyncCycles: 4})
-	m.recordTable(TableStatus{Table: "main.sales.broken", Type: "EXTERNAL", Mode: ModeWarn, Status: StatusUnknown,
-		Outcome: OutcomeFailed, OutOfSyncCycles: 1})
+	m.RecordTable(Table{Name: "main.sales.broken", Type: "EXTERNAL", Mode: "warn", Status: "Unknown",
+		Outcome: "failed", OutOfSyncCycles: 1})
 	// A table that went away leaves no series behind.
-	m.recordTable(TableStatus{Table: "main.sales.gone", Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced,
-		Outcome: OutcomeUnchanged})
-	m.forgetTable("main.sales.gone")
-	m.recordError(ReasonLog)
-	m.recordError(ReasonConflict)
-	m.recordCycle(1500*time.Millisecond, true, at)
-	m.recordCycle(20*time.Second, false, at.Add(time.Minute))
-	m.cycleStarted(at.Add(2 * time.Minute)) // a cycle running: 3 tables queued, 1 done
-	m.cycleTablesListed(3)
-	m.cycleTableDone()
+	m.RecordTable(Table{Name: "main.sales.gone", Type: "EXTERNAL", Mode: "sync", Status: "Synced",
+		Outcome: "unchanged"})
+	m.ForgetTable("main.sales.gone")
+	m.RecordError("log")
+	m.RecordError("conflict")
+	m.RecordCycle(1500*time.Millisecond, true, at)
+	m.RecordCycle(20*time.Second, false, at.Add(time.Minute))
+	m.CycleStarted(at.Add(2 * time.Minute)) // a cycle running: 3 tables queued, 1 done
+	m.CycleTablesListed(3)
+	m.CycleTableDone()
 	m.ObserveStorage("list", 20*time.Millisecond, nil)
 	m.ObserveStorage("get", 3*time.Millisecond, errors.New("boom"))
 	m.ObserveCatalog("loadTable", 200, 40*time.Millisecond, nil)

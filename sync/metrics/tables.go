@@ -1,6 +1,7 @@
-package sync
+package metrics
 
 import (
+	"github.com/deltasync/deltasync/sync/plan"
 	"math/bits"
 	"strings"
 	stdsync "sync"
@@ -148,7 +149,7 @@ func labelValue(s string) string {
 }
 
 // record stores a table's state; a version left nil keeps the last one seen.
-func (c *tableCollector) record(st *TableStatus) {
+func (c *tableCollector) record(st *Table) {
 	var drift uint8
 	for _, k := range st.Drift {
 		for i, dk := range driftKinds {
@@ -159,16 +160,16 @@ func (c *tableCollector) record(st *TableStatus) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s, ok := c.tables[st.Table]
+	s, ok := c.tables[st.Name]
 	if !ok {
-		s = &tableSeries{tableValues: tableValues{name: labelValue(st.Table)}}
+		s = &tableSeries{tableValues: tableValues{name: labelValue(st.Name)}}
 		s.tablePair.Name, s.tablePair.Value = &labelTable, &s.name
 		s.byTableArray[0] = &s.tablePair
 		s.byTable = s.byTableArray[:]
-		c.tables[st.Table] = s
+		c.tables[st.Name] = s
 	}
-	if s.infoLabels == nil || s.typ != st.Type || s.mode != string(st.Mode) || s.status != string(st.Status) {
-		s.typ, s.mode, s.status = st.Type, string(st.Mode), string(st.Status)
+	if s.infoLabels == nil || s.typ != st.Type || s.mode != st.Mode || s.status != st.Status {
+		s.typ, s.mode, s.status = st.Type, st.Mode, st.Status
 		info := [4]*dto.LabelPair{c.pair(&labelMode, labelValue(s.mode)), c.pair(&labelStatus, labelValue(s.status)),
 			s.byTable[0], c.pair(&labelTableType, labelValue(s.typ))}
 		if s.infoLabels == nil {
@@ -191,7 +192,7 @@ func (c *tableCollector) record(st *TableStatus) {
 	if !st.LastSync.IsZero() {
 		s.lastSync, s.has = float64(st.LastSync.UnixNano())/1e9, s.has|hasLastSync
 	}
-	if st.Held != "" {
+	if st.Held {
 		s.has |= hasHeld
 	} else {
 		s.has &^= hasHeld
@@ -274,3 +275,7 @@ func (c *tableCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- &ms[i]
 	}
 }
+
+// driftKinds are the label values of deltasync_table_drift; a table has a
+// series (1) for each kind that differs and none for the others.
+var driftKinds = []plan.DriftKind{plan.KindSchema, plan.KindPartitioning, plan.KindClustering, plan.KindProtocol, plan.KindProperties, plan.KindComment, plan.KindLocation, plan.KindUniform}

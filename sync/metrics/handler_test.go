@@ -1,4 +1,4 @@
-package sync
+package metrics
 
 import (
 	"bytes"
@@ -104,7 +104,7 @@ func TestMetricsHandlerMatchesGather(t *testing.T) {
 
 	v := int64(9)
 	for _, name := range []string{`main.s."quoted"`, `main.s.back\slash`, "main.s.new\nline", "main.s.\xff"} {
-		m.recordTable(TableStatus{Table: name, Type: "EXTER\"NAL", Mode: ModeWarn, Status: StatusOutOfSync,
+		m.RecordTable(Table{Name: name, Type: "EXTER\"NAL", Mode: "warn", Status: "OutOfSync",
 			Drift: []plan.DriftKind{plan.KindLocation, plan.KindComment, plan.KindSchema}, LogVersion: &v, OutOfSyncCycles: 2, LastSync: time.Unix(1e9, 5e8)})
 	}
 	want := encodeGather(t, reg)
@@ -175,7 +175,7 @@ func TestMetricsHandlerConcurrentScrapes(t *testing.T) {
 	const n = 200
 	v := int64(1)
 	for i := range n {
-		m.recordTable(TableStatus{Table: fmt.Sprintf("c.s.t%03d", i), Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced, LogVersion: &v})
+		m.RecordTable(Table{Name: fmt.Sprintf("c.s.t%03d", i), Type: "EXTERNAL", Mode: "sync", Status: "Synced", LogVersion: &v})
 	}
 	h := m.Handler(reg, promhttp.HandlerOpts{})
 	var wg stdsync.WaitGroup
@@ -184,7 +184,7 @@ func TestMetricsHandlerConcurrentScrapes(t *testing.T) {
 			for i := range 20 {
 				switch w {
 				case 0: // a worker
-					m.recordTable(TableStatus{Table: fmt.Sprintf("c.s.t%03d", i), Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced, LogVersion: &v})
+					m.RecordTable(Table{Name: fmt.Sprintf("c.s.t%03d", i), Type: "EXTERNAL", Mode: "sync", Status: "Synced", LogVersion: &v})
 				case 1: // a protobuf scraper
 					infos := protobufTableInfos(t, h)
 					if infos != n {

@@ -1,4 +1,4 @@
-package sync
+package metrics
 
 import (
 	"strings"
@@ -18,9 +18,9 @@ func TestTableHeldSeries(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := newMetrics(reg, "v", "go")
 	h := m.Handler(reg, promhttp.HandlerOpts{})
-	m.recordTable(TableStatus{Table: "c.s.a", Type: "EXTERNAL", Mode: ModeSync, Status: StatusOutOfSync, Held: HeldDestructive})
-	m.recordTable(TableStatus{Table: "c.s.b", Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced})
-	m.recordTable(TableStatus{Table: `c.s."q"`, Type: "EXTERNAL", Mode: ModeSync, Status: StatusOutOfSync, Held: HeldDestructive})
+	m.RecordTable(Table{Name: "c.s.a", Type: "EXTERNAL", Mode: "sync", Status: "OutOfSync", Held: true})
+	m.RecordTable(Table{Name: "c.s.b", Type: "EXTERNAL", Mode: "sync", Status: "Synced"})
+	m.RecordTable(Table{Name: `c.s."q"`, Type: "EXTERNAL", Mode: "sync", Status: "OutOfSync", Held: true})
 	want := `
 # HELP deltasync_table_held ` + heldHelp + `
 # TYPE deltasync_table_held gauge
@@ -39,8 +39,8 @@ deltasync_table_held{table="c.s.a"} 1
 	}
 
 	// a: applied (no longer held); "q": left the selection.
-	m.recordTable(TableStatus{Table: "c.s.a", Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced})
-	m.forgetTable(`c.s."q"`)
+	m.RecordTable(Table{Name: "c.s.a", Type: "EXTERNAL", Mode: "sync", Status: "Synced"})
+	m.ForgetTable(`c.s."q"`)
 	if n, err := testutil.GatherAndCount(reg, "deltasync_table_held"); err != nil || n != 0 {
 		t.Errorf("%d held series (err %v) once no table is held, want 0", n, err)
 	}

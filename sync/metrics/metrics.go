@@ -1,9 +1,8 @@
-package sync
+package metrics
 
 import (
 	"context"
 	"errors"
-	"github.com/deltasync/deltasync/catalog"
 	"runtime"
 	"strconv"
 	"sync/atomic"
@@ -11,11 +10,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // Metrics holds deltasync's Prometheus collectors. Create it once per
-// registry with NewMetrics; the names are a published contract (alert rules
+// registry with New; the names are a published contract (alert rules
 // and dashboards depend on them), so they are only ever added to.
 type Metrics struct {
 	tables             *tableCollector // deltasync_table_*
@@ -44,9 +45,9 @@ type Metrics struct {
 	gates *storageGatesCollector
 }
 
-// NewMetrics creates the collectors and registers them on reg. version is
+// New creates the collectors and registers them on reg. version is
 // the build version for deltasync_build_info.
-func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
+func New(reg prometheus.Registerer, version string) *Metrics {
 	return newMetrics(reg, version, runtime.Version())
 }
 
@@ -101,8 +102,8 @@ func newMetrics(reg prometheus.Registerer, version, goversion string) *Metrics {
 		m.catalogRequests, m.catalogDuration, m.buildInfo,
 		m.cycleInProgress, m.cycleStartedTs, m.cycleListed, m.cycleDone, m.catalogRetryWaiting)
 	m.buildInfo.WithLabelValues(version, goversion).Set(1)
-	for _, o := range []Outcome{OutcomeUnchanged, OutcomeSynced, OutcomeFlagged, OutcomeFailed} {
-		m.syncs.WithLabelValues(string(o))
+	for _, o := range Outcomes {
+		m.syncs.WithLabelValues(o)
 	}
 	for _, r := range []string{"success", "failure"} {
 		m.cycles.WithLabelValues(r)
@@ -110,16 +111,16 @@ func newMetrics(reg prometheus.Registerer, version, goversion string) *Metrics {
 	return m
 }
 
-// recordRegistration counts one register-phase row by outcome.
-func (m *Metrics) recordRegistration(o Outcome) {
+// RecordRegistration counts one register-phase row by outcome.
+func (m *Metrics) RecordRegistration(outcome string) {
 	if m == nil {
 		return
 	}
-	m.registrations.WithLabelValues(string(o)).Inc()
+	m.registrations.WithLabelValues(outcome).Inc()
 }
 
-// setDiscovered publishes how many tables the last discovery found.
-func (m *Metrics) setDiscovered(n int) {
+// SetDiscovered publishes how many tables the last discovery found.
+func (m *Metrics) SetDiscovered(n int) {
 	if m == nil {
 		return
 	}
@@ -257,16 +258,16 @@ func (m *Metrics) ObserveCatalog(operation string, status int, d time.Duration, 
 	m.catalogDuration.WithLabelValues(operation).Observe(d.Seconds())
 }
 
-// recordError counts one error by reason.
-func (m *Metrics) recordError(r ErrorReason) {
-	if m == nil || r == "" {
+// RecordError counts one error by reason (sync.ErrorReason).
+func (m *Metrics) RecordError(reason string) {
+	if m == nil || reason == "" {
 		return
 	}
-	m.errors.WithLabelValues(string(r)).Inc()
+	m.errors.WithLabelValues(reason).Inc()
 }
 
-// recordCycle records one finished cycle.
-func (m *Metrics) recordCycle(d time.Duration, ok bool, end time.Time) {
+// RecordCycle records one finished cycle.
+func (m *Metrics) RecordCycle(d time.Duration, ok bool, end time.Time) {
 	if m == nil {
 		return
 	}
@@ -279,25 +280,47 @@ func (m *Metrics) recordCycle(d time.Duration, ok bool, end time.Time) {
 	}
 }
 
-// recordTable publishes one table's state after a reconcile: O(1).
-func (m *Metrics) recordTable(st TableStatus) {
+// Outcomes are the outcomes of a reconcile (sync.Outcome) whose
+// deltasync_syncs_total series exist from the start, at 0.
+var Outcomes = []string{"unchanged", "synced", "flagged", "failed"}
+
+// Table is one table's state after a reconcile, as the per-table series
+// publish it (sync.TableStatus).
+type Table struct {
+	Name    string
+	Type    string // MANAGED | EXTERNAL | "" when unknown
+	Mode    string // sync | warn
+	Status  string // Synced | OutOfSync | Unknown
+	Outcome string
+	Drift   []plan.DriftKind
+	// Held is set while the table's write is held for its destructive
+	// changes (on_destructive: hold).
+	Held            bool
+	LogVersion      *int64
+	CatalogVersion  *int64
+	LastSync        time.Time // last time seen in sync
+	OutOfSyncCycles int
+}
+
+// RecordTable publishes one table's state after a reconcile: O(1).
+func (m *Metrics) RecordTable(st Table) {
 	if m == nil {
 		return
 	}
-	m.syncs.WithLabelValues(string(st.Outcome)).Inc()
+	m.syncs.WithLabelValues(st.Outcome).Inc()
 	m.tables.record(&st)
 }
 
-// forgetTable drops every per-table series of a table no longer selected.
-func (m *Metrics) forgetTable(name string) {
+// ForgetTable drops every per-table series of a table no longer selected.
+func (m *Metrics) ForgetTable(name string) {
 	if m == nil {
 		return
 	}
 	m.tables.forget(name)
 }
 
-// cycleStarted marks a cycle as running since start, its counts at 0.
-func (m *Metrics) cycleStarted(start time.Time) {
+// CycleStarted marks a cycle as running since start, its counts at 0.
+func (m *Metrics) CycleStarted(start time.Time) {
 	if m == nil {
 		return
 	}
@@ -307,19 +330,19 @@ func (m *Metrics) cycleStarted(start time.Time) {
 	m.cycleDone.Set(0)
 }
 
-func (m *Metrics) cycleTablesListed(n int) {
+func (m *Metrics) CycleTablesListed(n int) {
 	if m != nil {
 		m.cycleListed.Add(float64(n))
 	}
 }
 
-func (m *Metrics) cycleTableDone() {
+func (m *Metrics) CycleTableDone() {
 	if m != nil {
 		m.cycleDone.Inc()
 	}
 }
 
-func (m *Metrics) cycleEnded() {
+func (m *Metrics) CycleEnded() {
 	if m != nil {
 		m.cycleInProgress.Set(0)
 	}

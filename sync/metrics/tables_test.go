@@ -1,4 +1,4 @@
-package sync
+package metrics
 
 import (
 	"fmt"
@@ -19,9 +19,9 @@ func TestTableSeriesFollowStatus(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := newMetrics(reg, "v", "go")
 	v := func(n int64) *int64 { return &n }
-	m.recordTable(TableStatus{Table: "c.s.a", Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced, LogVersion: v(1)})
-	m.recordTable(TableStatus{Table: "c.s.b", Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced, LogVersion: v(5)})
-	m.recordTable(TableStatus{Table: "c.s.a", Type: "MANAGED", Mode: ModeWarn, Status: StatusOutOfSync,
+	m.RecordTable(Table{Name: "c.s.a", Type: "EXTERNAL", Mode: "sync", Status: "Synced", LogVersion: v(1)})
+	m.RecordTable(Table{Name: "c.s.b", Type: "EXTERNAL", Mode: "sync", Status: "Synced", LogVersion: v(5)})
+	m.RecordTable(Table{Name: "c.s.a", Type: "MANAGED", Mode: "warn", Status: "OutOfSync",
 		Drift: []plan.DriftKind{plan.KindComment}, OutOfSyncCycles: 1})
 	want := `
 # HELP deltasync_table_info Always 1; labels describe each selected table and its sync status (Synced, OutOfSync, Unknown).
@@ -39,7 +39,7 @@ deltasync_table_log_version{table="c.s.b"} 5
 	if got := testutil.ToFloat64(onlyDrift(t, reg, "c.s.a", "comment")); got != 1 {
 		t.Errorf("drift comment of c.s.a = %v, want 1", got)
 	}
-	m.forgetTable("c.s.a")
+	m.ForgetTable("c.s.a")
 	n, err := testutil.GatherAndCount(reg, "deltasync_table_info", "deltasync_table_drift", "deltasync_table_log_version",
 		"deltasync_table_out_of_sync_cycles")
 	if err != nil {
@@ -56,9 +56,9 @@ deltasync_table_log_version{table="c.s.b"} 5
 func TestTableDriftOnlyDiffering(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := newMetrics(reg, "v", "go")
-	m.recordTable(TableStatus{Table: "c.s.a", Type: "EXTERNAL", Mode: ModeSync, Status: StatusOutOfSync,
+	m.RecordTable(Table{Name: "c.s.a", Type: "EXTERNAL", Mode: "sync", Status: "OutOfSync",
 		Drift: []plan.DriftKind{plan.KindSchema, plan.KindProperties}})
-	m.recordTable(TableStatus{Table: "c.s.b", Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced})
+	m.RecordTable(Table{Name: "c.s.b", Type: "EXTERNAL", Mode: "sync", Status: "Synced"})
 	want := `
 # HELP deltasync_table_drift 1 when the catalog differs from the log in this kind of metadata; kinds without drift have no series.
 # TYPE deltasync_table_drift gauge
@@ -68,7 +68,7 @@ deltasync_table_drift{kind="schema",table="c.s.a"} 1
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "deltasync_table_drift"); err != nil {
 		t.Error(err)
 	}
-	m.recordTable(TableStatus{Table: "c.s.a", Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced})
+	m.RecordTable(Table{Name: "c.s.a", Type: "EXTERNAL", Mode: "sync", Status: "Synced"})
 	if n, err := testutil.GatherAndCount(reg, "deltasync_table_drift"); err != nil || n != 0 {
 		t.Errorf("%d drift series (err %v) once no table drifts, want 0", n, err)
 	}
@@ -80,8 +80,8 @@ deltasync_table_drift{kind="schema",table="c.s.a"} 1
 func TestTableSeriesInvalidUTF8(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := newMetrics(reg, "v", "go")
-	m.recordTable(TableStatus{Table: "c.s.\xff", Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced})
-	m.recordTable(TableStatus{Table: "c.s.ok", Type: "EXTERNAL", Mode: ModeSync, Status: StatusSynced})
+	m.RecordTable(Table{Name: "c.s.\xff", Type: "EXTERNAL", Mode: "sync", Status: "Synced"})
+	m.RecordTable(Table{Name: "c.s.ok", Type: "EXTERNAL", Mode: "sync", Status: "Synced"})
 	want := `
 # HELP deltasync_table_info Always 1; labels describe each selected table and its sync status (Synced, OutOfSync, Unknown).
 # TYPE deltasync_table_info gauge
@@ -100,8 +100,8 @@ func inSyncFleet(n int) (*prometheus.Registry, *Metrics) {
 	m := newMetrics(reg, "v", "go")
 	v := int64(7)
 	for i := range n {
-		m.recordTable(TableStatus{Table: fmt.Sprintf("main.s%d.table_%d", i%40, i), Type: "EXTERNAL", Mode: ModeSync,
-			Status: StatusSynced, Outcome: OutcomeUnchanged, LogVersion: &v, CatalogVersion: &v, LastSync: time.Unix(1e9, 0)})
+		m.RecordTable(Table{Name: fmt.Sprintf("main.s%d.table_%d", i%40, i), Type: "EXTERNAL", Mode: "sync",
+			Status: "Synced", Outcome: "unchanged", LogVersion: &v, CatalogVersion: &v, LastSync: time.Unix(1e9, 0)})
 	}
 	return reg, m
 }
@@ -175,16 +175,16 @@ func BenchmarkRecordTable(b *testing.B) {
 		b.Run(fmt.Sprint(n, "tables"), func(b *testing.B) {
 			m := newMetrics(prometheus.NewRegistry(), "v", "go")
 			v := int64(3)
-			st := make([]TableStatus, n)
+			st := make([]Table, n)
 			for i := range st {
-				st[i] = TableStatus{Table: fmt.Sprintf("c.s%d.t%d", i%50, i), Type: "EXTERNAL", Mode: ModeSync,
-					Status: StatusSynced, Outcome: OutcomeUnchanged, LogVersion: &v, CatalogVersion: &v}
-				m.recordTable(st[i])
+				st[i] = Table{Name: fmt.Sprintf("c.s%d.t%d", i%50, i), Type: "EXTERNAL", Mode: "sync",
+					Status: "Synced", Outcome: "unchanged", LogVersion: &v, CatalogVersion: &v}
+				m.RecordTable(st[i])
 			}
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				m.recordTable(st[i%n])
+				m.RecordTable(st[i%n])
 				i++
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/hms"
+	"github.com/deltasync/deltasync/sync/change"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -168,7 +169,7 @@ func TestSavedPlanApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := sync.ReadSavedPlan(f, path)
+	loaded, err := change.ReadSavedPlan(f, path)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +190,7 @@ func TestSavedPlanApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ar := sync.Apply(ctx, sync.ApplyOptions{Catalog: kindOf(rec.client), Audit: sync.AuditOptions{Writer: aw, Command: "apply", Version: "test"}}, loaded)
+	ar := change.Apply(ctx, change.ApplyOptions{Catalog: kindOf(rec.client), Audit: change.AuditOptions{Writer: aw, Command: "apply", Version: "test"}}, loaded)
 	_ = aw.Close()
 	var text strings.Builder
 	_ = ar.WriteText(&text)
@@ -259,11 +260,11 @@ func TestSavedPlanApply(t *testing.T) {
 // all; what is wrong is named with the file and the field.
 func TestReadSavedPlanRefusesBadFiles(t *testing.T) {
 	good := `{"format_version":"2","kind":"deltasync-saved-plan","catalog_url":"http://h/api/2.1/unity-catalog","catalog_kind":"unity-catalog",` +
-		`"catalog_id":"` + sync.CatalogID("http://h/api/2.1/unity-catalog") + `","created_at":"2026-12-02T03:00:00Z",` +
+		`"catalog_id":"` + change.CatalogID("http://h/api/2.1/unity-catalog") + `","created_at":"2026-12-02T03:00:00Z",` +
 		`"deltasync_version":"t","tables":[{"table":"c.s.t","table_id":"u","etag":"e","log_version":3,"changes":[],` +
 		`"actions":["remove-properties","update-metadata-snapshot-version"],"edit":{"remove_properties":["x"],"version":3,"commit_timestamp_ms":1},` +
 		`"request":{"updates":[{"action":"remove-properties","removals":["x"]},{"action":"update-metadata-snapshot-version","last-commit-version":3,"last-commit-timestamp-ms":1}]}}]}`
-	sp, err := sync.ReadSavedPlan(strings.NewReader(good), "plan.json")
+	sp, err := change.ReadSavedPlan(strings.NewReader(good), "plan.json")
 	if err != nil {
 		t.Fatalf("good plan: %v", err)
 	}
@@ -300,7 +301,7 @@ func TestReadSavedPlanRefusesBadFiles(t *testing.T) {
 		"no tables":        {strings.Replace(good, `"tables":[`, `"tablez":[`, 1), "unknown field"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			sp, err := sync.ReadSavedPlan(strings.NewReader(tc.doc), "plan.json")
+			sp, err := change.ReadSavedPlan(strings.NewReader(tc.doc), "plan.json")
 			if err == nil || sp != nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "plan.json") {
 				t.Errorf("ReadSavedPlan = %v, %v; want an error naming plan.json and saying %q", sp, err, tc.want)
 			}
@@ -314,8 +315,8 @@ func TestReadSavedPlanRefusesBadFiles(t *testing.T) {
 // keeps for MANAGED tables; an HMS edit of EXTERNAL, a server-owned key,
 // Spark's keys, another provider) refuses the plan, naming the table.
 func TestSavedPlanCheckWrites(t *testing.T) {
-	plan := func(kind, table, request string) *sync.SavedPlan {
-		return &sync.SavedPlan{FormatVersion: "2", Kind: sync.SavedPlanKind, CatalogKind: kind, Tables: []sync.SavedTable{{
+	plan := func(kind, table, request string) *change.SavedPlan {
+		return &change.SavedPlan{FormatVersion: "2", Kind: change.SavedPlanKind, CatalogKind: kind, Tables: []change.SavedTable{{
 			Table: table, TableID: "id", Etag: "e", LogVersion: 3, Actions: []string{"update-metadata-snapshot-version"},
 			Edit: &catalog.Edit{Version: 3}, Request: json.RawMessage(request)}}}
 	}

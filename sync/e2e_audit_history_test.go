@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"context"
+	"github.com/deltasync/deltasync/sync/change"
 	"github.com/deltasync/deltasync/sync/metrics"
 	"path/filepath"
 	"strings"
@@ -62,7 +63,7 @@ func TestAuditTrailMatchesCatalogHistory(t *testing.T) {
 	m := metrics.New(reg, "test")
 	withAudit := func(cmd string) func(*sync.Options) {
 		return func(o *sync.Options) {
-			o.Audit = sync.AuditOptions{Writer: aw, Command: cmd, Version: "test"}
+			o.Audit = change.AuditOptions{Writer: aw, Command: cmd, Version: "test"}
 			o.Metrics = m
 		}
 	}
@@ -97,7 +98,7 @@ func TestAuditTrailMatchesCatalogHistory(t *testing.T) {
 	// 3: plan (dry run under hold: the held update is in it), then apply.
 	dry := e.reconciler([]sync.Rule{{Include: []string{full}, OnDestructive: sync.OnDestructiveHold}}, func(o *sync.Options) { o.DryRun = true }).Sync(ctx)
 	sp := sync.NewSavedPlan(dry, e.client.BaseURL(), kindOfURL(e.client.BaseURL()), "test", time.Now())
-	ar := sync.Apply(ctx, sync.ApplyOptions{Catalog: kindOf(e.client), Audit: sync.AuditOptions{Writer: aw, Command: "apply", Version: "test"}}, sp)
+	ar := change.Apply(ctx, change.ApplyOptions{Catalog: kindOf(e.client), Audit: change.AuditOptions{Writer: aw, Command: "apply", Version: "test"}}, sp)
 	if !ar.Applied() {
 		t.Fatalf("apply: not applied %v", ar.NotApplied())
 	}

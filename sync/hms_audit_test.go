@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/deltasync/deltasync/sync/change"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,7 +32,7 @@ func TestHMSAuditIdentity(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = aw.Close() })
-		r := e.reconciler(func(o *sync.Options) { o.Audit = sync.AuditOptions{Writer: aw, Command: "once", Version: "test"} })
+		r := e.reconciler(func(o *sync.Options) { o.Audit = change.AuditOptions{Writer: aw, Command: "once", Version: "test"} })
 		if res := resultOf(t, r.Sync(context.Background()), "hive."+e.db+".ev"); res.Outcome != sync.OutcomeSynced {
 			t.Fatalf("%s %q", res.Outcome, res.Reason)
 		} else if want := "hive." + e.db + ".ev@" + strconv.Itoa(int(before.CreateTime)); res.TableID != want || before.CreateTime == 0 {

@@ -3,6 +3,7 @@ package sync_test
 import (
 	"bytes"
 	"context"
+	"github.com/deltasync/deltasync/sync/change"
 	"io"
 	"net"
 	"path/filepath"
@@ -157,7 +158,7 @@ func TestHMSLostAnswerResolved(t *testing.T) {
 		}
 		r := e.reconciler(func(o *sync.Options) {
 			o.Catalog = hms.NewKind(proxied, hms.KindOptions{LockWait: 2 * time.Second})
-			o.Audit = sync.AuditOptions{Writer: aw, Command: "run", Version: "test"}
+			o.Audit = change.AuditOptions{Writer: aw, Command: "run", Version: "test"}
 			o.Backoff = sync.Backoff{Initial: time.Nanosecond, Max: time.Nanosecond}
 		})
 		table := "hive." + e.db + ".lost"

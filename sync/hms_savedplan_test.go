@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/deltasync/deltasync/sync/change"
 	"maps"
 	"strings"
 	"testing"
@@ -16,7 +17,7 @@ import (
 
 // hmsPlan makes a saved plan of a dry run over e's database and reads it
 // back from its JSON, as apply would.
-func hmsPlan(t *testing.T, e *hmsEnv) *sync.SavedPlan {
+func hmsPlan(t *testing.T, e *hmsEnv) *change.SavedPlan {
 	t.Helper()
 	r := e.reconciler(func(o *sync.Options) { o.DryRun = true })
 	rep := r.Sync(context.Background())
@@ -25,18 +26,18 @@ func hmsPlan(t *testing.T, e *hmsEnv) *sync.SavedPlan {
 		t.Fatal(err)
 	}
 	validate(t, schemas(t)["saved-plan"], "a Hive Metastore's saved plan", buf.Bytes())
-	sp, err := sync.ReadSavedPlan(&buf, "plan.json")
+	sp, err := change.ReadSavedPlan(&buf, "plan.json")
 	if err != nil {
 		t.Fatalf("the saved plan does not read back: %v\n%s", err, buf.String())
 	}
 	return sp
 }
 
-func applyHMS(e *hmsEnv, sp *sync.SavedPlan) *sync.ApplyReport {
-	return sync.Apply(context.Background(), sync.ApplyOptions{Catalog: hms.NewKind(e.client, hms.KindOptions{LockWait: 2 * time.Second})}, sp)
+func applyHMS(e *hmsEnv, sp *change.SavedPlan) *change.ApplyReport {
+	return change.Apply(context.Background(), change.ApplyOptions{Catalog: hms.NewKind(e.client, hms.KindOptions{LockWait: 2 * time.Second})}, sp)
 }
 
-func applied(t *testing.T, rep *sync.ApplyReport, table string) sync.ApplyResult {
+func applied(t *testing.T, rep *change.ApplyReport, table string) change.ApplyResult {
 	t.Helper()
 	for _, r := range rep.Results {
 		if r.Table == table {
@@ -44,7 +45,7 @@ func applied(t *testing.T, rep *sync.ApplyReport, table string) sync.ApplyResult
 		}
 	}
 	t.Fatalf("no apply result for %s", table)
-	return sync.ApplyResult{}
+	return change.ApplyResult{}
 }
 
 // TestHMSSavedPlan: plan --out on a Hive Metastore writes, per table, the
@@ -73,7 +74,7 @@ func TestHMSSavedPlan(t *testing.T) {
 		if calls := e.takeCalls(); calls["alter_table_with_environment_context"] != 0 || calls["lock"] != 0 {
 			t.Fatalf("plan --out wrote: calls %v", calls)
 		}
-		if sp.CatalogKind != sync.KindHiveMetastore || sp.CatalogID != sync.CatalogID(e.url) || len(sp.Tables) != 3 {
+		if sp.CatalogKind != sync.KindHiveMetastore || sp.CatalogID != change.CatalogID(e.url) || len(sp.Tables) != 3 {
 			t.Fatalf("plan: kind %q, %d tables, want %q and 3", sp.CatalogKind, len(sp.Tables), sync.KindHiveMetastore)
 		}
 		for _, st := range sp.Tables {
@@ -187,7 +188,7 @@ func TestHMSSavedPlanColumnsNeedReal(t *testing.T) {
 
 // hmsRequest decodes a saved Hive Metastore write's request: the
 // fingerprint of the record planned from and the edit.
-func hmsRequest(t *testing.T, st *sync.SavedTable) (string, *hms.Edit) {
+func hmsRequest(t *testing.T, st *change.SavedTable) (string, *hms.Edit) {
 	t.Helper()
 	var r struct {
 		Fingerprint string    `json:"record_fingerprint"`
@@ -200,7 +201,7 @@ func hmsRequest(t *testing.T, st *sync.SavedTable) (string, *hms.Edit) {
 }
 
 // setHMSRequest writes a saved write's request back, changed by hand.
-func setHMSRequest(t *testing.T, st *sync.SavedTable, fp string, e *hms.Edit) {
+func setHMSRequest(t *testing.T, st *change.SavedTable, fp string, e *hms.Edit) {
 	t.Helper()
 	b, err := json.Marshal(map[string]any{"record_fingerprint": fp, "edit": e})
 	if err != nil {

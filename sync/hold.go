@@ -2,6 +2,7 @@ package sync
 
 import (
 	"fmt"
+	"github.com/deltasync/deltasync/sync/change"
 	"strings"
 
 	"github.com/deltasync/deltasync/sync/plan"
@@ -25,7 +26,7 @@ const (
 
 // HeldDestructive is Result.Held (and a saved plan's held) of a table
 // whose update was held for its destructive changes.
-const HeldDestructive = "destructive"
+const HeldDestructive = change.HeldDestructive
 
 // ParseOnDestructive checks an on_destructive value; "" means
 // OnDestructiveSync.

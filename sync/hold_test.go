@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"context"
+	"github.com/deltasync/deltasync/sync/change"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,7 +58,7 @@ func TestDestructiveChangesHeld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := e.reconciler(hold, func(o *sync.Options) { o.Audit = sync.AuditOptions{Writer: aw, Command: "once", Version: "test"} }).Sync(ctx)
+	rep := e.reconciler(hold, func(o *sync.Options) { o.Audit = change.AuditOptions{Writer: aw, Command: "once", Version: "test"} }).Sync(ctx)
 	_ = aw.Close()
 	var held *sync.Result
 	for i := range rep.Results {

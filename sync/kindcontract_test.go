@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/deltasync/deltasync/sync/change"
 	"io"
 	"maps"
 	"net/http"
@@ -59,13 +60,13 @@ func TestKindContract(t *testing.T) {
 // deltasync's options: what changes when Options gets one catalog field.
 func plugUC(o *sync.Options, c *uc.Client) { o.Catalog = kindOf(c) }
 
-func plugUCApply(o *sync.ApplyOptions, c *uc.Client) { o.Catalog = kindOf(c) }
+func plugUCApply(o *change.ApplyOptions, c *uc.Client) { o.Catalog = kindOf(c) }
 
 func plugHMS(o *sync.Options, c *hms.Client, cols hms.Columns) {
 	o.Catalog = hms.NewKind(c, hms.KindOptions{LockWait: 5 * time.Second, Columns: cols, IgnoreProperties: o.Diff.IgnoreProperties})
 }
 
-func plugHMSApply(o *sync.ApplyOptions, c *hms.Client) {
+func plugHMSApply(o *change.ApplyOptions, c *hms.Client) {
 	o.Catalog = hms.NewKind(c, hms.KindOptions{LockWait: 5 * time.Second})
 }
 
@@ -124,7 +125,7 @@ func (h *ucHarness) Options(_ *testing.T, base sync.Options) sync.Options {
 	return base
 }
 
-func (h *ucHarness) ApplyOptions(_ *testing.T, base sync.ApplyOptions) sync.ApplyOptions {
+func (h *ucHarness) ApplyOptions(_ *testing.T, base change.ApplyOptions) change.ApplyOptions {
 	plugUCApply(&base, h.counted)
 	return base
 }
@@ -259,7 +260,7 @@ func (h *hmsHarness) Options(_ *testing.T, base sync.Options) sync.Options {
 	return base
 }
 
-func (h *hmsHarness) ApplyOptions(_ *testing.T, base sync.ApplyOptions) sync.ApplyOptions {
+func (h *hmsHarness) ApplyOptions(_ *testing.T, base change.ApplyOptions) change.ApplyOptions {
 	plugHMSApply(&base, h.e.client)
 	return base
 }

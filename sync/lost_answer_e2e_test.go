@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/deltasync/deltasync/sync/change"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -241,7 +242,7 @@ func TestLostAnswersAuditedAsTheServerSawThem(t *testing.T) {
 	}
 	r := e.reconciler([]sync.Rule{{Include: []string{full}}}, func(o *sync.Options) {
 		o.Catalog = kindOf(proxied)
-		o.Audit = sync.AuditOptions{Writer: aw, Command: "run", Version: "test"}
+		o.Audit = change.AuditOptions{Writer: aw, Command: "run", Version: "test"}
 		o.Backoff = sync.Backoff{Initial: time.Nanosecond, Max: time.Nanosecond}
 	})
 
@@ -368,7 +369,7 @@ func TestApplyLostAnswerResolved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ar := sync.Apply(ctx, sync.ApplyOptions{Catalog: kindOf(proxied), Audit: sync.AuditOptions{Writer: aw, Command: "apply", Version: "test"}}, sp)
+	ar := change.Apply(ctx, change.ApplyOptions{Catalog: kindOf(proxied), Audit: change.AuditOptions{Writer: aw, Command: "apply", Version: "test"}}, sp)
 	_ = aw.Close()
 	recs := readAudit(t, auditPath)
 	if len(ar.Results) != 2 || len(recs) != 2 {

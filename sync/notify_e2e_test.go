@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/deltasync/deltasync/sync/change"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -97,7 +98,7 @@ func TestNotifyEndToEnd(t *testing.T) {
 	rules := []sync.Rule{{Include: []string{e.catalog + ".s.*"}}}
 	rec := e.reconciler(rules, func(o *sync.Options) {
 		o.Notifier = d
-		o.Audit = sync.AuditOptions{Writer: aw, Command: "once", Version: "test"}
+		o.Audit = change.AuditOptions{Writer: aw, Command: "once", Version: "test"}
 	})
 	for cycle := range 2 { // the second finds the table in sync: no event
 		rep := rec.Sync(ctx)

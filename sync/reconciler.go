@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/sync/change"
 	"github.com/deltasync/deltasync/sync/metrics"
 	"slices"
 	"sort"
@@ -65,7 +66,7 @@ type Options struct {
 	DryRun bool
 	// Audit is where every catalog write, and every write refused or
 	// held, is recorded (audittrail.go); zero: nowhere.
-	Audit AuditOptions
+	Audit change.AuditOptions
 	// Notifier is told every table outcome (notice.go); nil: no one.
 	Notifier Notifier
 	// MaxAttempts bounds reload-and-replan rounds after an etag conflict (default 3).

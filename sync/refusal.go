@@ -3,7 +3,7 @@ package sync
 import (
 	"errors"
 	"fmt"
-	"net/http"
+	"github.com/deltasync/deltasync/sync/change"
 	"time"
 
 	"github.com/deltasync/deltasync/catalog"
@@ -36,29 +36,5 @@ func writeFailed(err error) (*catalog.Refusal, error) {
 
 // refusedProblem is the problem a refused table is flagged with.
 func refusedProblem(rf catalog.Refusal) *problem {
-	return &problem{outcome: OutcomeFlagged, reason: ReasonRefused, err: fmt.Errorf("%s", refusalText(rf))}
-}
-
-// refusalText is the reason a refused table is reported with.
-func refusalText(rf catalog.Refusal) string {
-	if rf.PreFlight {
-		return "refused before sending: " + rf.Message + "; fix the table (or exclude it): the update is not sent while it holds such a value"
-	}
-	var head string
-	switch {
-	case rf.Status != 0:
-		head = fmt.Sprintf("HTTP %d", rf.Status)
-		if t := http.StatusText(rf.Status); t != "" && rf.Type == "" {
-			head += " " + t
-		}
-		if rf.Type != "" {
-			head += " " + rf.Type
-		}
-	default: // a catalog that is no HTTP server (the Hive Metastore)
-		head = rf.Type
-		if rf.Operation != "" {
-			head = rf.Operation + " " + head
-		}
-	}
-	return fmt.Sprintf("refused by the catalog (%s: %s); the same update is refused every time: fix the table (or exclude it); retried after a long backoff", head, rf.Message)
+	return &problem{outcome: OutcomeFlagged, reason: ReasonRefused, err: fmt.Errorf("%s", change.RefusalText(rf))}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/deltasync/deltasync/sync/change"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,7 +35,7 @@ func removedChange(t *testing.T, changes any, field, key string) (any, bool) {
 // plan carry it as the change's catalog side, and the audit record of the
 // apply that removed it has it as before. It returns the saved plan read
 // back. Before, every one of them had "" for it.
-func checkRemovedValue(t *testing.T, rep *sync.Report, catalogURL, table, key, was string) *sync.SavedPlan {
+func checkRemovedValue(t *testing.T, rep *sync.Report, catalogURL, table, key, was string) *change.SavedPlan {
 	t.Helper()
 	field := "property " + key
 	if text := reportText(rep); !strings.Contains(text, field+`: remove (was "`+was+`")`) {
@@ -86,7 +87,7 @@ func checkRemovedValue(t *testing.T, rep *sync.Report, catalogURL, table, key, w
 	if !found {
 		t.Errorf("the saved plan does not carry %s = %q as removed:\n%s", key, was, buf.String())
 	}
-	sp, err := sync.ReadSavedPlan(&buf, "plan.json")
+	sp, err := change.ReadSavedPlan(&buf, "plan.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestRemovedValueFromPlanToAudit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ar := sync.Apply(ctx, sync.ApplyOptions{Catalog: kindOf(e.client), Audit: sync.AuditOptions{Writer: aw, Command: "apply", Version: "test"}}, sp)
+	ar := change.Apply(ctx, change.ApplyOptions{Catalog: kindOf(e.client), Audit: change.AuditOptions{Writer: aw, Command: "apply", Version: "test"}}, sp)
 	_ = aw.Close()
 	if !ar.Applied() {
 		t.Fatalf("apply: not applied %v", ar.NotApplied())
@@ -168,8 +169,8 @@ func TestHMSRemovedValueFromPlanToAudit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ar := sync.Apply(ctx, sync.ApplyOptions{Catalog: hms.NewKind(e.client, hms.KindOptions{LockWait: 2 * time.Second}),
-			Audit: sync.AuditOptions{Writer: aw, Command: "apply", Version: "test"}}, sp)
+		ar := change.Apply(ctx, change.ApplyOptions{Catalog: hms.NewKind(e.client, hms.KindOptions{LockWait: 2 * time.Second}),
+			Audit: change.AuditOptions{Writer: aw, Command: "apply", Version: "test"}}, sp)
 		_ = aw.Close()
 		if !ar.Applied() {
 			t.Fatalf("apply: not applied %v: %+v", ar.NotApplied(), ar.Results)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"github.com/deltasync/deltasync/sync/change"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,11 +95,11 @@ func TestDocumentsMatchTheirSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ao := sync.AuditOptions{Writer: aw, Command: "once", Version: "test"}
+	ao := change.AuditOptions{Writer: aw, Command: "once", Version: "test"}
 	e.reconciler(hold, func(o *sync.Options) { o.Audit = ao }).Sync(ctx) // a held, b synced
 	e.divergeCatalog("a", map[string]string{"other": "y"})               // the saved plan is stale for a
 	ao.Command = "apply"
-	sync.Apply(ctx, sync.ApplyOptions{Catalog: kindOf(e.client), Audit: ao}, sp) // a refused, b refused (synced since)
+	change.Apply(ctx, change.ApplyOptions{Catalog: kindOf(e.client), Audit: ao}, sp) // a refused, b refused (synced since)
 	_ = aw.Close()
 	f, err := os.Open(auditPath)
 	if err != nil {

@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"fmt"
+	"github.com/deltasync/deltasync/sync/change"
 	"slices"
 	"strings"
 
@@ -20,8 +21,8 @@ import (
 // are recorded. A write the record read again holds is returned as sent.
 func (r *Reconciler) send(ctx context.Context, w *catalog.Write, changes []plan.Change, logVersion *int64) (catalog.Sent, error) {
 	sent, err := r.kind.Send(ctx, w)
-	lw := lostOf(w, sent)
-	res, err := settle(ctx, err, &lw, func(ctx context.Context) (*plan.Record, error) {
+	lw := change.LostOf(w, sent)
+	res, err := change.Settle(ctx, err, &lw, func(ctx context.Context) (*plan.Record, error) {
 		read, err := r.kind.Load(ctx, w.Table, nil)
 		if err != nil {
 			return nil, err
@@ -29,19 +30,10 @@ func (r *Reconciler) send(ctx context.Context, w *catalog.Write, changes []plan.
 		return &read.Record, nil
 	})
 	if res != nil && err == nil {
-		sent.Etag = res.etagAfter
+		sent.Etag = res.EtagAfter
 	}
-	r.auditSent(ctx, w, changesSent(changes, w.Actions), logVersion, sent, err, res, &lw)
+	r.auditSent(ctx, w, change.ChangesSent(changes, w.Actions), logVersion, sent, err, res, &lw)
 	return sent, err
-}
-
-// lostOf is what a write whose answer may be lost is checked against.
-func lostOf(w *catalog.Write, sent catalog.Sent) lostWrite {
-	lw := lostWrite{tableID: w.TableID, etagBefore: w.Etag, edit: w.Edit, etagMoves: sent.Own}
-	if !sent.Own {
-		lw.written = sent.Etag // the guard value the write set, also when its answer was lost
-	}
-	return lw
 }
 
 // writeFailed handles a write's error other than a conflict. A refusal
@@ -147,30 +139,30 @@ var actionKind = map[string]plan.DriftKind{
 // auditSent writes a write's audit record: from its answer (sent, err),
 // or from res when the answer was lost (settle). A write still unknown is
 // kept for its table's next reconcile to resolve (lw).
-func (r *Reconciler) auditSent(ctx context.Context, w *catalog.Write, changes []plan.Change, logVersion *int64, sent catalog.Sent, err error, res *resolution, lw *lostWrite) {
+func (r *Reconciler) auditSent(ctx context.Context, w *catalog.Write, changes []plan.Change, logVersion *int64, sent catalog.Sent, err error, res *change.Resolution, lw *change.LostWrite) {
 	if r.opts.Audit.Writer == nil {
 		return
 	}
-	aw := auditOf(w, changes, logVersion)
-	aw.cycle = cycleOf(ctx)
+	aw := change.AuditOf(w, changes, logVersion)
+	aw.Cycle = cycleOf(ctx)
 	var after *string
-	outcome, reason := writeOutcome(err), ""
+	outcome, reason := change.WriteOutcome(err), ""
 	if err == nil {
 		after = &sent.Etag
 	} else {
 		reason = err.Error()
 	}
 	if res != nil {
-		outcome, reason = res.outcome, res.why
-		if res.outcome == audit.OutcomeSynced {
-			after = &res.etagAfter
+		outcome, reason = res.Outcome, res.Why
+		if res.Outcome == audit.OutcomeSynced {
+			after = &res.EtagAfter
 		}
 	}
 	now := r.opts.Now()
 	if outcome == audit.OutcomeUnknown && lw != nil {
 		r.lost.put(w.Table.String(), unresolved{w: aw, lost: *lw, at: now})
 	}
-	if aerr := r.opts.Audit.record(now, aw, outcome, after, reason); aerr != nil {
+	if aerr := r.opts.Audit.Record(now, aw, outcome, after, reason); aerr != nil {
 		r.logger(ctx).Error("audit record not written", zap.String("table", w.Table.String()), zap.Error(aerr))
 	}
 }
@@ -181,15 +173,9 @@ func (r *Reconciler) auditHeld(ctx context.Context, w *catalog.Write, changes []
 	if r.opts.Audit.Writer == nil || w == nil {
 		return
 	}
-	aw := auditOf(w, changes, logVersion)
-	aw.cycle = cycleOf(ctx)
-	if aerr := r.opts.Audit.record(r.opts.Now(), aw, audit.OutcomeHeld, nil, reason); aerr != nil {
+	aw := change.AuditOf(w, changes, logVersion)
+	aw.Cycle = cycleOf(ctx)
+	if aerr := r.opts.Audit.Record(r.opts.Now(), aw, audit.OutcomeHeld, nil, reason); aerr != nil {
 		r.logger(ctx).Error("audit record not written", zap.String("table", w.Table.String()), zap.Error(aerr))
 	}
-}
-
-// auditOf is the audit record's part a write decides.
-func auditOf(w *catalog.Write, changes []plan.Change, logVersion *int64) auditWrite {
-	return auditWrite{table: w.Table.String(), tableID: w.TableID, etagBefore: w.Etag, actions: w.Actions,
-		changes: changes, logVersion: logVersion}
 }

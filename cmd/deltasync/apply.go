@@ -3,13 +3,12 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/deltasync/deltasync/sync/change"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/deltasync/deltasync/sync"
 )
 
 // newApplyCommand sends exactly the updates of a saved plan (plan --out),
@@ -31,7 +30,7 @@ func newApplyCommand(c *cli) *cobra.Command {
 			if err != nil {
 				return &exitError{code: 1, err: fmt.Errorf("plan file: %w", err)}
 			}
-			sp, err := sync.ReadSavedPlan(file, args[0])
+			sp, err := change.ReadSavedPlan(file, args[0])
 			_ = file.Close()
 			if err != nil {
 				return &exitError{code: 1, err: fmt.Errorf("%w; nothing applied", err)}
@@ -53,9 +52,9 @@ func newApplyCommand(c *cli) *cobra.Command {
 			if err := sp.CheckWrites(a.kind); err != nil {
 				return &exitError{code: 1, err: fmt.Errorf("plan file %s: %w; nothing applied", args[0], err)}
 			}
-			opts := sync.ApplyOptions{Catalog: a.kind, Logger: a.log,
-				Audit: sync.AuditOptions{Writer: a.audit, Command: "apply", Version: version}}
-			rep := sync.Apply(cmd.Context(), opts, sp)
+			opts := change.ApplyOptions{Catalog: a.kind, Logger: a.log,
+				Audit: change.AuditOptions{Writer: a.audit, Command: "apply", Version: version}}
+			rep := change.Apply(cmd.Context(), opts, sp)
 			if err := rep.WriteText(c.stdout); err != nil {
 				return err
 			}
@@ -71,7 +70,7 @@ func newApplyCommand(c *cli) *cobra.Command {
 
 // writeSavedPlan writes a saved plan whole or not at all: to a temporary
 // file beside it, fsynced, then renamed over name.
-func writeSavedPlan(name string, sp *sync.SavedPlan) error {
+func writeSavedPlan(name string, sp *change.SavedPlan) error {
 	var buf bytes.Buffer
 	if err := sp.WriteJSON(&buf); err != nil {
 		return fmt.Errorf("--out %s: %w", name, err)

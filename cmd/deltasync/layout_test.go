@@ -46,7 +46,8 @@ func TestImportDirection(t *testing.T) {
 func TestReconcileKnowsNoSource(t *testing.T) {
 	const mod = "github.com/deltasync/deltasync/"
 	for pkg, allowed := range map[string][]string{
-		"sync":          {mod + "sync", mod + "sync/plan", mod + "sync/location", mod + "sync/audit", mod + "sync/metrics", mod + "deltalog", mod + "catalog", mod + "internal"},
+		"sync":          {mod + "sync", mod + "sync/plan", mod + "sync/location", mod + "sync/audit", mod + "sync/metrics", mod + "sync/change", mod + "deltalog", mod + "catalog", mod + "internal"},
+		"sync/change":   {mod + "sync/change", mod + "sync/plan", mod + "sync/location", mod + "sync/audit", mod + "catalog", mod + "internal"},
 		"sync/metrics":  {mod + "sync/metrics", mod + "sync/plan", mod + "sync/location", mod + "deltalog", mod + "catalog", mod + "internal"},
 		"sync/plan":     {mod + "sync/plan", mod + "sync/location", mod + "catalog", mod + "internal"},
 		"sync/location": {mod + "sync/location"},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/sync/change"
 	"github.com/deltasync/deltasync/sync/metrics"
 	"io"
 	"net/http"
@@ -394,7 +395,7 @@ func (a *app) newReconciler(c *cli, w writes, command string, dirty *sync.Dirty)
 	a.readPool = a.newReadPool()
 	opts.LogOptions = append(slices.Clip(opts.LogOptions), deltalog.WithStorageGates(gates), deltalog.WithMemoryPool(a.readPool))
 	opts.DryRun, opts.Dirty = w == dryRun, dirty
-	opts.Audit = sync.AuditOptions{Writer: a.audit, Command: command, Version: version}
+	opts.Audit = change.AuditOptions{Writer: a.audit, Command: command, Version: version}
 	if w == writeChanges {
 		if a.notify, err = a.newNotify(context.Background()); err != nil {
 			return err

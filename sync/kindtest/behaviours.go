@@ -3,6 +3,7 @@ package kindtest
 import (
 	"bytes"
 	"context"
+	"github.com/deltasync/deltasync/sync/change"
 	"maps"
 	"slices"
 	"strings"
@@ -97,7 +98,7 @@ func hold(t *testing.T, s *suite) {
 	before, untouched := s.record("ho"), s.h.Untouched(t, "ho")
 	w, records := s.auditWriter()
 	r := s.reconciler(s.h.Options(t, s.base([]sync.Rule{{Include: []string{s.full("ho")}, OnDestructive: sync.OnDestructiveHold}},
-		func(o *sync.Options) { o.Audit = sync.AuditOptions{Writer: w, Command: "once", Version: "kindtest"} })))
+		func(o *sync.Options) { o.Audit = change.AuditOptions{Writer: w, Command: "once", Version: "kindtest"} })))
 	rep, ops := s.cycle(r)
 	res := s.result(rep, "ho")
 	if res.Held != sync.HeldDestructive || res.Outcome != sync.OutcomeFlagged || res.Status != sync.StatusOutOfSync ||
@@ -143,7 +144,7 @@ func savedPlanApply(t *testing.T, s *suite) {
 	if err := sync.NewSavedPlan(dry, s.h.URL(), s.kind(t), "kindtest", s.now).WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
-	sp, err := sync.ReadSavedPlan(&buf, "plan.json")
+	sp, err := change.ReadSavedPlan(&buf, "plan.json")
 	if err != nil {
 		t.Fatalf("the saved plan does not read back: %v", err)
 	}
@@ -155,13 +156,13 @@ func savedPlanApply(t *testing.T, s *suite) {
 	untouchedB := s.h.Untouched(t, "pb")
 	w, records := s.auditWriter()
 	s.h.Requests()
-	rep := sync.Apply(context.Background(), s.h.ApplyOptions(t, sync.ApplyOptions{Audit: sync.AuditOptions{Writer: w, Command: "apply", Version: "kindtest"}}), sp)
+	rep := change.Apply(context.Background(), s.h.ApplyOptions(t, change.ApplyOptions{Audit: change.AuditOptions{Writer: w, Command: "apply", Version: "kindtest"}}), sp)
 	// One guarded write per table at most, none resent: a kind whose
 	// guard is the server's sends pb's too (and it is refused).
 	if w := s.writes(s.h.Requests()); w < 1 || w > len(sp.Tables) {
 		t.Errorf("apply wrote %d times, want one guarded write per table at most (%d), pa's at least", w, len(sp.Tables))
 	}
-	got := map[string]sync.ApplyResult{}
+	got := map[string]change.ApplyResult{}
 	for _, r := range rep.Results {
 		got[r.Table] = r
 	}
@@ -201,7 +202,7 @@ func auditRecord(t *testing.T, s *suite) {
 	planned := s.result(dry, "au")
 	w, records := s.auditWriter()
 	rep, _ := s.cycle(s.over([]string{"au"}, func(o *sync.Options) {
-		o.Audit = sync.AuditOptions{Writer: w, Command: "once", Version: "kindtest"}
+		o.Audit = change.AuditOptions{Writer: w, Command: "once", Version: "kindtest"}
 	}))
 	res := s.result(rep, "au")
 	if res.Outcome != sync.OutcomeSynced {
@@ -374,7 +375,7 @@ func fidelity(t *testing.T, s *suite) {
 	s.sameUntouched("fi_once", once)
 	dry, _ := s.cycle(s.over([]string{"fi_apply"}, func(o *sync.Options) { o.DryRun = true }))
 	sp := sync.NewSavedPlan(dry, s.h.URL(), s.kind(t), "kindtest", s.now)
-	ar := sync.Apply(context.Background(), s.h.ApplyOptions(t, sync.ApplyOptions{}), sp)
+	ar := change.Apply(context.Background(), s.h.ApplyOptions(t, change.ApplyOptions{}), sp)
 	if !ar.Applied() || len(ar.Results) != 1 {
 		t.Fatalf("apply of fi_apply: %+v", ar.Results)
 	}

@@ -12,6 +12,7 @@ package kindtest
 import (
 	"bytes"
 	"context"
+	"github.com/deltasync/deltasync/sync/change"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,7 +56,7 @@ type Harness interface {
 	// client whose requests Requests counts.
 	Options(t *testing.T, base sync.Options) sync.Options
 	// ApplyOptions is base with this kind's catalog plugged in.
-	ApplyOptions(t *testing.T, base sync.ApplyOptions) sync.ApplyOptions
+	ApplyOptions(t *testing.T, base change.ApplyOptions) change.ApplyOptions
 	// Register creates the record of the log at dir under name as the
 	// kind's own writers leave it (UC: createTable EXTERNAL in sync with
 	// the log; HMS: Spark's registration, no Delta state).

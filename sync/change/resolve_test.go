@@ -1,4 +1,4 @@
-package sync
+package change
 
 import (
 	"errors"
@@ -25,14 +25,14 @@ func TestResolveLostWrite(t *testing.T) {
 			Columns: cols, Comment: "c", PartitionColumns: []string{}}
 	}
 	comment := "c"
-	w := lostWrite{tableID: "u1", etagBefore: "e1", etagMoves: true, edit: &catalog.Edit{
+	w := LostWrite{tableID: "u1", etagBefore: "e1", etagMoves: true, edit: &catalog.Edit{
 		SetProperties: map[string]string{"a": "1"}, RemoveProperties: []string{"gone"},
 		Columns: &cols, Comment: &comment, SetPartitioning: true, PartitionColumns: []string{},
 		Version: 7,
 	}}
 	cases := []struct {
 		name    string
-		w       lostWrite
+		w       LostWrite
 		rec     func(*plan.Record)
 		readErr error
 		want    audit.Outcome
@@ -48,9 +48,9 @@ func TestResolveLostWrite(t *testing.T) {
 		{"comment differs", w, func(r *plan.Record) { r.Comment = "old" }, nil, audit.OutcomeNotApplied, "comment"},
 		{"read failed", w, nil, errors.New("connection refused"), audit.OutcomeUnknown, "could not be read"},
 		{"table gone", w, nil, &uc.APIError{Status: 404, Type: "NoSuchTableException"}, audit.OutcomeNotApplied, "gone"},
-		{"HMS: the guard value written", lostWrite{tableID: "u1", etagBefore: "e1", written: "e2", edit: w.edit}, nil, nil, audit.OutcomeSynced, ""},
-		{"HMS: another guard value", lostWrite{tableID: "u1", etagBefore: "e1", written: "e3", edit: w.edit}, nil, nil, audit.OutcomeNotApplied, "not the e3"},
-		{"HMS 3: the etag may stay", lostWrite{tableID: "u1", etagBefore: "e2", edit: w.edit}, nil, nil, audit.OutcomeSynced, ""},
+		{"HMS: the guard value written", LostWrite{tableID: "u1", etagBefore: "e1", written: "e2", edit: w.edit}, nil, nil, audit.OutcomeSynced, ""},
+		{"HMS: another guard value", LostWrite{tableID: "u1", etagBefore: "e1", written: "e3", edit: w.edit}, nil, nil, audit.OutcomeNotApplied, "not the e3"},
+		{"HMS 3: the etag may stay", LostWrite{tableID: "u1", etagBefore: "e2", edit: w.edit}, nil, nil, audit.OutcomeSynced, ""},
 	}
 	for _, c := range cases {
 		rec := held()
@@ -60,12 +60,12 @@ func TestResolveLostWrite(t *testing.T) {
 		if c.readErr != nil {
 			rec = nil
 		}
-		got := c.w.resolve(rec, c.readErr)
-		if got.outcome != c.want || !strings.Contains(got.why, c.why) {
-			t.Errorf("%s: %s (%s), want %s (%q)", c.name, got.outcome, got.why, c.want, c.why)
+		got := c.w.Resolve(rec, c.readErr)
+		if got.Outcome != c.want || !strings.Contains(got.Why, c.why) {
+			t.Errorf("%s: %s (%s), want %s (%q)", c.name, got.Outcome, got.Why, c.want, c.why)
 		}
-		if (got.outcome == audit.OutcomeSynced) != (got.etagAfter != "") {
-			t.Errorf("%s: etag after %q with %s", c.name, got.etagAfter, got.outcome)
+		if (got.Outcome == audit.OutcomeSynced) != (got.EtagAfter != "") {
+			t.Errorf("%s: etag after %q with %s", c.name, got.EtagAfter, got.Outcome)
 		}
 	}
 }
@@ -86,8 +86,8 @@ func TestUnsure(t *testing.T) {
 		{fmt.Errorf("x: %w", hms.ErrConflict), false},
 		{fmt.Errorf("x: %w", catalog.ErrRefused), false},
 	} {
-		if got := unsure(c.err); got != c.want {
-			t.Errorf("unsure(%v) = %v, want %v", c.err, got, c.want)
+		if got := Unsure(c.err); got != c.want {
+			t.Errorf("Unsure(%v) = %v, want %v", c.err, got, c.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package sync
+package change
 
 import (
 	"context"
@@ -112,8 +112,8 @@ func Apply(ctx context.Context, opts ApplyOptions, sp *SavedPlan) *ApplyReport {
 			// Nothing was sent: the plan is not this catalog's to send.
 			res.Outcome, res.Reason = audit.OutcomeRefused, err.Error()
 			lv := t.LogVersion
-			aw := auditWrite{table: t.Table, tableID: t.TableID, etagBefore: t.Etag, actions: t.Actions, changes: t.Changes, logVersion: &lv}
-			if aerr := opts.Audit.record(now(), aw, res.Outcome, nil, res.Reason); aerr != nil {
+			aw := AuditWrite{table: t.Table, tableID: t.TableID, etagBefore: t.Etag, actions: t.Actions, changes: t.Changes, logVersion: &lv}
+			if aerr := opts.Audit.Record(now(), aw, res.Outcome, nil, res.Reason); aerr != nil {
 				l.Error("audit record not written", zap.String("table", t.Table), zap.Error(aerr))
 			}
 			l.Warn("saved plan: table not applied", zap.String("table", t.Table), zap.String("reason", res.Reason))
@@ -121,21 +121,21 @@ func Apply(ctx context.Context, opts ApplyOptions, sp *SavedPlan) *ApplyReport {
 			continue
 		}
 		sent, err := opts.Catalog.Send(ctx, w)
-		lw := lostOf(w, sent)
-		lost, err := settle(ctx, err, &lw, func(ctx context.Context) (*plan.Record, error) {
+		lw := LostOf(w, sent)
+		lost, err := Settle(ctx, err, &lw, func(ctx context.Context) (*plan.Record, error) {
 			read, err := opts.Catalog.Load(ctx, w.Table, nil)
 			if err != nil {
 				return nil, err
 			}
 			return &read.Record, nil
 		})
-		res.Outcome = writeOutcome(err)
+		res.Outcome = WriteOutcome(err)
 		var etagAfter *string
 		switch {
 		case lost != nil:
-			res.Outcome, res.Reason = lost.outcome, lost.why
-			if lost.outcome == audit.OutcomeSynced {
-				res.EtagAfter = lost.etagAfter
+			res.Outcome, res.Reason = lost.Outcome, lost.Why
+			if lost.Outcome == audit.OutcomeSynced {
+				res.EtagAfter = lost.EtagAfter
 				etagAfter = &res.EtagAfter
 			}
 		case err == nil:
@@ -150,14 +150,14 @@ func Apply(ctx context.Context, opts ApplyOptions, sp *SavedPlan) *ApplyReport {
 			res.Reason = "the table no longer exists: plan again"
 		default:
 			if rf, ok := catalog.AsRefusal(err); ok {
-				res.Reason = refusalText(rf)
+				res.Reason = RefusalText(rf)
 			} else {
 				res.Reason = err.Error()
 			}
 		}
 		lv := t.LogVersion
-		aw := auditOf(w, t.Changes, &lv)
-		if aerr := opts.Audit.record(now(), aw, res.Outcome, etagAfter, res.Reason); aerr != nil {
+		aw := AuditOf(w, t.Changes, &lv)
+		if aerr := opts.Audit.Record(now(), aw, res.Outcome, etagAfter, res.Reason); aerr != nil {
 			l.Error("audit record not written", zap.String("table", t.Table), zap.Error(aerr))
 		}
 		if err != nil {
@@ -176,7 +176,7 @@ func (opts *ApplyOptions) write(t *SavedTable, kind string) (*catalog.Write, err
 		return nil, errors.New("no catalog to apply to")
 	}
 	if kind != opts.Catalog.Name() {
-		return nil, fmt.Errorf("table %s: the plan's write is a %s's; this catalog is a %s", t.Table, kindTitleOf(kind), kindTitle(opts.Catalog))
+		return nil, fmt.Errorf("table %s: the plan's write is a %s's; this catalog is a %s", t.Table, KindTitle(kind), KindTitle(opts.Catalog.Name()))
 	}
 	return t.write(kind)
 }

@@ -119,15 +119,16 @@ func TestHMSSavedPlan(t *testing.T) {
 			t.Error("Applied() with two tables refused")
 		}
 
-		// Applied again, the plan is stale for every table: nothing sent.
+		// Applied again, the plan is stale for every table: nothing sent
+		// (on HMS 3 the check is made under the table lock, released).
 		e.takeCalls()
 		for _, res := range applyHMS(e, sp).Results {
 			if res.Outcome != audit.OutcomeRefused {
 				t.Errorf("second apply of %s: %s, want refused", res.Table, res.Outcome)
 			}
 		}
-		if calls := e.takeCalls(); calls["alter_table_with_environment_context"] != 0 || calls["lock"] != 0 {
-			t.Errorf("second apply wrote: calls %v", calls)
+		if calls := e.takeCalls(); calls["alter_table_with_environment_context"] != 0 || calls["lock"] != calls["unlock"] {
+			t.Errorf("second apply wrote (or kept a lock): calls %v", calls)
 		}
 
 		// The applied table is in sync: a cycle finds nothing to send.

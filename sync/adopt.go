@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/deltasync/deltasync/sync/plan"
 	"slices"
 	"sort"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync/location"
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // Adoption: register rules (RegisterOptions) make deltasync create the

@@ -5,9 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/catalog/hms"
-	"github.com/deltasync/deltasync/sync/change"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,9 +17,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/hms"
 	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/audit"
+	"github.com/deltasync/deltasync/sync/change"
 )
 
 // write is one updateTable request the recorder saw reach the server,

@@ -2,8 +2,6 @@ package sync_test
 
 import (
 	"context"
-	"github.com/deltasync/deltasync/sync/change"
-	"github.com/deltasync/deltasync/sync/metrics"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +11,8 @@ import (
 
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/audit"
+	"github.com/deltasync/deltasync/sync/change"
+	"github.com/deltasync/deltasync/sync/metrics"
 )
 
 // heldSeries returns deltasync_table_held by table, as reg exports it.

@@ -2,7 +2,6 @@ package sync_test
 
 import (
 	"context"
-	"github.com/deltasync/deltasync/sync/metrics"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -12,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/metrics"
 )
 
 // destructive runs one destructive.py step (one delta-rs commit).

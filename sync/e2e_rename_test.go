@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/deltasync/deltasync/sync/metrics"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/metrics"
 )
 
 // commitJSON appends commit version v to the log in dir, as Spark writes one.

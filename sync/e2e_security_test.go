@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/deltasync/deltasync/sync/metrics"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -23,6 +22,7 @@ import (
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/location"
+	"github.com/deltasync/deltasync/sync/metrics"
 )
 
 // The attacks of issue 14: someone who may only create or alter external

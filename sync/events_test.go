@@ -3,7 +3,6 @@ package sync_test
 import (
 	"context"
 	"fmt"
-	"github.com/deltasync/deltasync/sync/metrics"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -26,6 +25,7 @@ import (
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/events"
+	"github.com/deltasync/deltasync/sync/metrics"
 )
 
 // lake is an in-process S3 server (gofakes3) holding Delta tables under

@@ -3,7 +3,6 @@ package sync_test
 import (
 	"context"
 	"fmt"
-	"github.com/deltasync/deltasync/sync/metrics"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/metrics"
 )
 
 // countedEnv is a reconciler over e's schema with the given mode and

@@ -2,7 +2,6 @@ package sync_test
 
 import (
 	"context"
-	"github.com/deltasync/deltasync/sync/metrics"
 	"slices"
 	"strings"
 	stdsync "sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/metrics"
 )
 
 // opCounter counts catalog requests by operation (a catalog.Observer).

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"github.com/deltasync/deltasync/sync/change"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"github.com/deltasync/deltasync/catalog/hms"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/audit"
+	"github.com/deltasync/deltasync/sync/change"
 )
 
 // TestHMSAuditIdentity: an HMS write's audit record names the record it

@@ -3,7 +3,6 @@ package sync_test
 import (
 	"bytes"
 	"context"
-	"github.com/deltasync/deltasync/sync/change"
 	"io"
 	"net"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/deltasync/deltasync/catalog/hms"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/audit"
+	"github.com/deltasync/deltasync/sync/change"
 )
 
 // thriftCutter is a TCP proxy in front of a metastore that, when armed,

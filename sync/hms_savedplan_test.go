@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/deltasync/deltasync/sync/change"
 	"maps"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/deltasync/deltasync/catalog/hms"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/audit"
+	"github.com/deltasync/deltasync/sync/change"
 )
 
 // hmsPlan makes a saved plan of a dry run over e's database and reads it

@@ -2,9 +2,9 @@ package sync
 
 import (
 	"fmt"
-	"github.com/deltasync/deltasync/sync/change"
 	"strings"
 
+	"github.com/deltasync/deltasync/sync/change"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 

@@ -2,7 +2,6 @@ package sync_test
 
 import (
 	"context"
-	"github.com/deltasync/deltasync/sync/change"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/audit"
+	"github.com/deltasync/deltasync/sync/change"
 )
 
 // TestDestructiveChangesHeld: under on_destructive: hold a table whose

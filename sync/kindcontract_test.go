@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/deltasync/deltasync/sync/change"
 	"io"
 	"maps"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 	"github.com/deltasync/deltasync/internal/fakehms"
 	"github.com/deltasync/deltasync/internal/testenv"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/change"
 	"github.com/deltasync/deltasync/sync/kindtest"
 )
 

@@ -2,7 +2,6 @@ package sync_test
 
 import (
 	"context"
-	"github.com/deltasync/deltasync/sync/metrics"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/metrics"
 )
 
 // gauges reads every unlabelled gauge of reg by name.

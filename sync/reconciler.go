@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/sync/change"
-	"github.com/deltasync/deltasync/sync/metrics"
 	"slices"
 	"sort"
 	stdsync "sync"
@@ -14,8 +11,11 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
+	"github.com/deltasync/deltasync/sync/change"
 	"github.com/deltasync/deltasync/sync/location"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 

@@ -3,10 +3,10 @@ package sync
 import (
 	"errors"
 	"fmt"
-	"github.com/deltasync/deltasync/sync/change"
 	"time"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/sync/change"
 )
 
 // DefaultRefusalBackoff is 1h doubling up to 12h: a refused update is not

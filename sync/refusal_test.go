@@ -3,7 +3,6 @@ package sync_test
 import (
 	"context"
 	"fmt"
-	"github.com/deltasync/deltasync/sync/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/metrics"
 )
 
 const refusalSchema = `{"type":"struct","fields":[{"name":"value","type":"integer","nullable":true,"metadata":{}}%s]}`

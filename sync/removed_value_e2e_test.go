@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/deltasync/deltasync/sync/change"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/deltasync/deltasync/catalog/hms"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/audit"
+	"github.com/deltasync/deltasync/sync/change"
 )
 
 // removedChange finds the change removing field among a JSON document's

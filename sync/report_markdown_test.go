@@ -11,8 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deltasync/deltasync/sync/plan"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // markdownFixture is reportFixture's cycle with the tables a pull request

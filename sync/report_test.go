@@ -10,10 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/sync/plan"
-	"github.com/google/go-cmp/cmp"
 )
 
 // testLog is the log of the report fixture's tables (sync/plan's tests use

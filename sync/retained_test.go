@@ -5,7 +5,6 @@ package sync_test
 import (
 	"context"
 	"fmt"
-	"github.com/deltasync/deltasync/sync/metrics"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -18,6 +17,7 @@ import (
 	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/metrics"
 )
 
 // retainedPerTableBound is what a Reconciler may keep per unchanged table

@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/deltasync/deltasync/sync/metrics"
 	"io"
 	"math"
 	"net/http"
@@ -37,6 +36,7 @@ import (
 	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/internal/fakes3"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/metrics"
 )
 
 // The fleet on an object store (BENCHMARKS.md, "A fleet on S3, sync

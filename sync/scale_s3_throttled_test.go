@@ -5,7 +5,6 @@ package sync_test
 import (
 	"context"
 	"fmt"
-	"github.com/deltasync/deltasync/sync/metrics"
 	"net/http"
 	"os"
 	"runtime"
@@ -18,6 +17,7 @@ import (
 	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/metrics"
 )
 
 // BenchmarkScaleS3Throttled (BENCHMARKS.md, "A throttled bucket in a

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/deltasync/deltasync/sync/metrics"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -36,6 +35,7 @@ import (
 	"github.com/deltasync/deltasync/catalog/uctest"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/metrics"
 )
 
 // The scale benchmark (BENCHMARKS.md, "Fleet scale"): N realistic tables

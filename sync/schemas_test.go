@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"github.com/deltasync/deltasync/sync/change"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/audit"
+	"github.com/deltasync/deltasync/sync/change"
 )
 
 // schemas compiles the published JSON Schemas (sync/schemas).

@@ -1,9 +1,9 @@
 package sync
 
 import (
-	"github.com/deltasync/deltasync/sync/metrics"
 	"time"
 
+	"github.com/deltasync/deltasync/sync/metrics"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+
 	"github.com/deltasync/deltasync/catalog"
 )
 

@@ -3,7 +3,6 @@ package sync
 import (
 	"context"
 	"fmt"
-	"github.com/deltasync/deltasync/sync/change"
 	"slices"
 	"strings"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/sync/audit"
+	"github.com/deltasync/deltasync/sync/change"
 	"github.com/deltasync/deltasync/sync/plan"
 )
 

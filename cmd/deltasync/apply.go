@@ -3,12 +3,13 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/deltasync/deltasync/sync/change"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/deltasync/deltasync/sync/change"
 )
 
 // newApplyCommand sends exactly the updates of a saved plan (plan --out),

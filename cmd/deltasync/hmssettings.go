@@ -1,12 +1,12 @@
 package main
 
 import (
-	"github.com/deltasync/deltasync/sync/metrics"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/deltasync/deltasync/catalog/hms"
+	"github.com/deltasync/deltasync/sync/metrics"
 )
 
 // hmsSettings are catalog: for a Hive Metastore (catalog.url thrift://).

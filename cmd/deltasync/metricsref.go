@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/deltasync/deltasync/sync/metrics"
 	"regexp"
 	"sort"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/deltasync/deltasync/sync/events"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"github.com/deltasync/deltasync/sync/notify"
 )
 

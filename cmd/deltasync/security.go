@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/deltasync/deltasync/sync/metrics"
 	"net/url"
 	"os"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/deltasync/deltasync/catalog/uc"
+	"github.com/deltasync/deltasync/sync/metrics"
 )
 
 // checkSecretFile checks a file holding one secret (a token): it must be

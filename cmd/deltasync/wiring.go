@@ -5,9 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/deltasync/deltasync/catalog"
-	"github.com/deltasync/deltasync/sync/change"
-	"github.com/deltasync/deltasync/sync/metrics"
 	"io"
 	"net/http"
 	"net/url"
@@ -24,12 +21,15 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/catalog/hms"
 	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/audit"
+	"github.com/deltasync/deltasync/sync/change"
 	"github.com/deltasync/deltasync/sync/events"
+	"github.com/deltasync/deltasync/sync/metrics"
 	"github.com/deltasync/deltasync/sync/notify"
 )
 

@@ -3,7 +3,6 @@ package kindtest
 import (
 	"bytes"
 	"context"
-	"github.com/deltasync/deltasync/sync/change"
 	"maps"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/audit"
+	"github.com/deltasync/deltasync/sync/change"
 )
 
 // conf30 and conf60 are the log properties of version 0 and of a later

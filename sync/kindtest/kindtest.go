@@ -12,7 +12,6 @@ package kindtest
 import (
 	"bytes"
 	"context"
-	"github.com/deltasync/deltasync/sync/change"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/audit"
+	"github.com/deltasync/deltasync/sync/change"
 )
 
 // Record is what the suite checks of a catalog record, read by the

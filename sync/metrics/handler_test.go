@@ -15,12 +15,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deltasync/deltasync/sync/plan"
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // scrape GETs /metrics from h with the given request headers. A failed

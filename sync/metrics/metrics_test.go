@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deltasync/deltasync/sync/plan"
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")

@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"github.com/deltasync/deltasync/sync/plan"
 	"math/bits"
 	"strings"
 	stdsync "sync"
@@ -10,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // tableCollector exports the per-table series (deltasync_table_*) from one

@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deltasync/deltasync/sync/plan"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/deltasync/deltasync/sync/plan"
 )
 
 // TestTableSeriesFollowStatus: a table whose status, type or mode changes

@@ -5,8 +5,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/deltasync/deltasync/catalog"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/deltasync/deltasync/catalog"
 )
 
 const testSchema = `{"type":"struct","fields":[{"name":"id","type":"long","nullable":false,"metadata":{"delta.columnMapping.id":1,"delta.columnMapping.physicalName":"col-1","comment":"key"}},{"name":"tags","type":{"type":"array","elementType":"string","containsNull":true},"nullable":true,"metadata":{}},{"name":"part","type":"string","nullable":true,"metadata":{}}]}`

@@ -17,14 +17,17 @@
 //     is load (both sides) → decide (a typed decision: write, in sync, or
 //     flag and why) → apply (reconcile.go); the words it reports in are in
 //     outcome.go. A catalog without the Delta API is read with the classic
-//     API and never written (readonly.go);
+//     API and never written (catalog/uc);
 //   - diff (sync/plan's Diff): a pure, total, deterministic function from
 //     (LogState, Record) to a typed Plan; server-derived keys and
 //     representation differences are normalised away first, so a
 //     faithfully registered table always diffs empty;
-//   - apply (plan.Plan.Updates): exactly the updateTable actions that fix the
-//     plan, sent in ONE request guarded by assert-table-uuid + assert-etag,
-//     only when something differs (every update rolls the server's etag).
+//   - apply (plan.Plan.Edit, catalog.Kind.Prepare and Send): exactly the
+//     changes that fix the plan, sent in ONE write guarded by the record
+//     they were planned from (Unity Catalog: one updateTable asserting the
+//     uuid and etag), only when something differs (every update rolls the
+//     server's etag). The catalog is one catalog.Kind (Options.Catalog),
+//     chosen by the caller; sync never sees a kind's wire types.
 //
 // What triggers work is a source: the cron cycle (Sync) or one outside this
 // package (sync/events), which reconciles through the exported Reconcile

@@ -90,7 +90,7 @@ func (r *Reconciler) fastPath(ctx context.Context, st *tableState, t Target) (Re
 		if err != nil || how != deltalog.Unchanged {
 			// A rebuilt log is not kept: the full reconcile reads it
 			// again from the snapshot the catalog was verified with,
-			// whose metaData.id tells a recreated table (lifetime.go).
+			// whose metaData.id tells a recreated table (recreated.go).
 			if err == nil && how == deltalog.Advanced {
 				// Kept whole until the full reconcile that follows: its
 				// refresh finds nothing new (one more LIST, no GET) and it

@@ -199,7 +199,7 @@ func (r *Reconciler) mayReuse(tl *tableLog, rec plan.Record, openURL string, fre
 
 // credentials fetches READ credentials for the table: the catalog client
 // picks the one whose prefix is the longest match of the location. A
-// catalog without the Delta API vends them by table id (readonly.go).
+// catalog without the Delta API vends them by table id (catalog/uc).
 func (r *Reconciler) credentials(ctx context.Context, rec plan.Record) (vended, error) {
 	v, ok := r.opts.Catalog.(catalog.Vendor)
 	if !ok {

@@ -285,7 +285,7 @@ func (r *Reconciler) load(ctx context.Context, st *tableState, t Target, attempt
 	if err == nil && !rec.Managed() && log.CatalogManagedFeature() == "" && rec.LastCommitVersion != nil && *rec.LastCommitVersion > log.Version {
 		// Someone recorded a newer version than we see: re-read the
 		// log from scratch rather than push an older snapshot, and
-		// sync it only if it is another table (lifetime.go).
+		// sync it only if it is another table (recreated.go).
 		log, err = r.readLog(ctx, st, rec, true)
 		if err == nil && *rec.LastCommitVersion > log.Version {
 			if log.Recreated, err = behindLog(&rec, &log, prevID); err != nil {
@@ -404,7 +404,7 @@ func (r *Reconciler) prepare(seen *observed, edit *catalog.Edit) (*catalog.Write
 
 // policy says what a non-empty plan calls for: write it, nothing (the
 // drift needs no action), or flag it, and why. readOnly is set for a
-// catalog without the Delta API (see readonly.go).
+// catalog without the Delta API (the Unity Catalog kind, catalog/uc).
 func policy(t Target, rec *plan.Record, p plan.Plan, readOnly bool) ruling {
 	switch {
 	case len(p.Problems) > 0:

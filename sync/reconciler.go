@@ -38,7 +38,7 @@ type Options struct {
 	Diff       plan.DiffOptions
 	// Concurrency bounds the catalog requests of full reconciles in
 	// flight at once (default 4): each reconcile takes one of Concurrency
-	// turns for each of its catalog calls (turns.go).
+	// turns for each of its catalog calls (concurrency.go).
 	Concurrency int
 	// ReadConcurrency bounds the tables read in full at once (default
 	// DefaultReadConcurrency, never below Concurrency): a full read waits
@@ -119,9 +119,9 @@ type Reconciler struct {
 	// adopter registers tables found in storage (nil: no register rules).
 	adopter *adopter
 	// kind is Options.Catalog, its reconcile calls taking turns
-	// (turns.go).
+	// (concurrency.go).
 	kind turnKind
-	// turns bound the catalog calls of full reconciles (turns.go).
+	// turns bound the catalog calls of full reconciles (concurrency.go).
 	turns catalogTurns
 	// lost are the writes audited unknown, resolved by their table's next
 	// reconcile (resolve.go).
@@ -139,7 +139,7 @@ type tableState struct {
 	verified verified
 	// describedID is the metaData.id of the last log read at loc that the
 	// catalog's watermark was not ahead of: the table the record describes,
-	// the evidence lifetime.go compares a log behind the watermark with.
+	// the evidence recreated.go compares a log behind the watermark with.
 	describedID string
 }
 
@@ -365,7 +365,7 @@ const DefaultCheckConcurrency = 256
 // checkers per bucket take the listed tables and confirm the unchanged ones with the fast path
 // alone; a table the fast path cannot confirm is reconciled in full by
 // one of ReadConcurrency workers (their catalog calls in Concurrency
-// turns, turns.go). The workers take tables in listing order
+// turns, concurrency.go). The workers take tables in listing order
 // (each waits for its table's check), and the queue between the two pools
 // is not bounded, so checks never wait behind full reconciles. Each
 // bucket's checks have a lane of their own (checkLane): with one bound

@@ -122,7 +122,7 @@ func (e *eventsConfig) redacted() *eventsConfig {
 func (s *settings) buildEvents(p *problems, c *cli) {
 	e := s.cfg.Events
 	// The events' reconciles share the cycle's full-read slots; their
-	// catalog calls take the reconciler's turns (sync/turns.go). The
+	// catalog calls take the reconciler's turns (sync/concurrency.go). The
 	// slots are counted as the reconciler counts them, from the options
 	// buildCycle gave it.
 	reads := sync.ResolveReadConcurrency(s.reconcile.ReadConcurrency, s.reconcile.Concurrency)

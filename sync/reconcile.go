@@ -55,7 +55,7 @@ type Result struct {
 	// pre-flight check did); ErrorReason is then ReasonRefused.
 	Refused *catalog.Refusal `json:"refused,omitempty"`
 	// Registration is what a register rule creates (or would) for a
-	// table found in storage (adopt.go).
+	// table found in storage (register.go).
 	Registration *Registration `json:"register,omitempty"`
 	// Held is HeldDestructive when the update carries destructive changes
 	// and the table's rule holds them (OnDestructiveHold): nothing of it

@@ -92,7 +92,7 @@ type Options struct {
 	Now func() time.Time
 
 	// Register, when set with rules, registers the Delta tables found in
-	// storage under its location templates (adopt.go).
+	// storage under its location templates (register.go).
 	Register *RegisterOptions
 
 	// ShutdownDrain bounds a table in flight once the cycle's context is
@@ -116,8 +116,8 @@ type Reconciler struct {
 	// logOptions are what deltalog.Open gets for every table: the
 	// LogOptions and the storage metrics' observer.
 	logOptions []deltalog.Option
-	// adopter registers tables found in storage (nil: no register rules).
-	adopter *adopter
+	// registrar registers tables found in storage (nil: no register rules).
+	registrar *registrar
 	// kind is Options.Catalog, its reconcile calls taking turns
 	// (concurrency.go).
 	kind turnKind
@@ -186,11 +186,11 @@ func New(opts Options) (*Reconciler, error) {
 	r := &Reconciler{opts: opts, log: l, tables: map[string]*tableState{}}
 	r.turns = make(catalogTurns, opts.Concurrency)
 	r.kind = turnKind{Kind: opts.Catalog, turns: r.turns}
-	a, err := newAdopter(opts.Register, opts.Storage)
+	a, err := newRegistrar(opts.Register, opts.Storage)
 	if err != nil {
 		return nil, err
 	}
-	r.adopter = a
+	r.registrar = a
 	opts.Dirty.attach()
 	r.logOptions = append([]deltalog.Option(nil), opts.LogOptions...)
 	if opts.Metrics != nil {
@@ -266,9 +266,9 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 	r.mu.Unlock()
 	r.progressStart(cycle, start)
 	log := r.log.With(zap.Int64("cycle", cycle))
-	rep := &Report{Cycle: cycle, Started: start, DryRun: r.opts.DryRun, Register: r.adopter != nil}
-	rep.Results = r.adopt(ctx, log)
-	listed := r.adopter.keep()
+	rep := &Report{Cycle: cycle, Started: start, DryRun: r.opts.DryRun, Register: r.registrar != nil}
+	rep.Results = r.registerFound(ctx, log)
+	listed := r.registrar.keep()
 
 	// Tables are handed to the workers as their listing page arrives.
 	jobs := make(chan Target, listBuffer)

@@ -85,7 +85,7 @@ type SummaryCounts struct {
 	// Refused counts the flagged tables whose update the catalog refused
 	// (ErrorReason refused); the JSON summary has it only when non-zero.
 	Refused int `json:"refused,omitempty"`
-	// Adoption (adopt.go): tables registered, that a run would register
+	// Adoption (register.go): tables registered, that a run would register
 	// (or that wait for the next cycle), found recorded under another
 	// name, and records whose location holds no Delta log.
 	Registered        int `json:"registered,omitempty"`

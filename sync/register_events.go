@@ -15,7 +15,7 @@ import (
 // registers the table at once (package sync/events calls RegisterCandidate
 // when an event names no tracked table, then RegisterAt), with no crawl and
 // whatever register.interval says. The decision is discovery's own
-// (adoptOne) for that one candidate: collision, name taken, missing schema,
+// (registerOne) for that one candidate: collision, name taken, missing schema,
 // catalog-managed or refused log, allow-list, cap. What the last discovery
 // found stands in for the directories the event does not name, so two
 // directories that discovery saw mapping to one name stay unregistered.
@@ -23,7 +23,7 @@ import (
 // knows its root, so its next commits' events reconcile it.
 //
 // Discovery and events never both create one location: its decision and
-// create are serialised per location (adopter.lockLocation), and the one
+// create are serialised per location (registrar.lockLocation), and the one
 // that comes second sees the other's registration. A create answered
 // "already exists" by a record at the same location (another process) is
 // reported already_registered, not a conflict.
@@ -37,7 +37,7 @@ func (r *Reconciler) RegisterCandidate(root string) (name string, ok bool) {
 	if c == nil {
 		return "", false
 	}
-	a := r.adopter
+	a := r.registrar
 	a.mu.Lock()
 	known := a.known[c.key()]
 	a.mu.Unlock()
@@ -58,7 +58,7 @@ func (r *Reconciler) RegisterAt(ctx context.Context, root string) (res Result, o
 	if c == nil {
 		return Result{}, false
 	}
-	a := r.adopter
+	a := r.registrar
 	byName := map[string][]string{}
 	if c.err == nil {
 		k := strings.ToLower(c.name.String())
@@ -70,7 +70,7 @@ func (r *Reconciler) RegisterAt(ctx context.Context, root string) (res Result, o
 		}
 		byName[k] = locs
 	}
-	rows, found := r.adoptPlan(ctx, []*candidate{c}, byName)
+	rows, found := r.registerPlan(ctx, []*candidate{c}, byName)
 	if len(rows) == 0 {
 		if found == 0 {
 			return Result{}, false
@@ -94,7 +94,7 @@ func (r *Reconciler) RegisterAt(ctx context.Context, root string) (res Result, o
 // describes it, or the name it maps to is another shard's). The first rule
 // that describes it names it.
 func (r *Reconciler) candidateAt(root string) *candidate {
-	a := r.adopter
+	a := r.registrar
 	if a == nil {
 		return nil
 	}

@@ -26,8 +26,9 @@ var (
 	// (InvalidInputException, ValidationException, AccessDeniedException,
 	// ResourceNumberLimitExceededException); RefusalOf reports it.
 	ErrRefused = fmt.Errorf("glue: %w", catalog.ErrRefused)
-	// ErrAlreadyExists: CreateDatabase / CreateTable of a name in use.
-	ErrAlreadyExists = errors.New("glue: already exists")
+	// ErrAlreadyExists: CreateDatabase / CreateTable of a name in use
+	// (AlreadyExistsException).
+	ErrAlreadyExists = fmt.Errorf("glue: %w", catalog.ErrAlreadyExists)
 )
 
 // refused are the error codes that mean "the same request gets the same

@@ -32,7 +32,9 @@ func plugGlue(o *sync.Options, c *glue.Client) {
 	o.Catalog = glue.NewKind(c, glue.KindOptions{IgnoreProperties: o.Diff.IgnoreProperties})
 }
 
-func plugGlueApply(o *sync.ApplyOptions, c *glue.Client) { o.Catalog = glue.NewKind(c, glue.KindOptions{}) }
+func plugGlueApply(o *sync.ApplyOptions, c *glue.Client) {
+	o.Catalog = glue.NewKind(c, glue.KindOptions{})
+}
 
 // glueEnv is moto (DELTASYNC_MOTO_URL) behind a fakeglue proxy, a client
 // through the proxy (deltasync's, its requests counted by the proxy), a

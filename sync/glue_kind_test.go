@@ -63,7 +63,10 @@ func newGlueEnv(t *testing.T) *glueEnv {
 		"AWS_CONFIG_FILE": empty, "AWS_SHARED_CREDENTIALS_FILE": empty, "AWS_EC2_METADATA_DISABLED": "true",
 		"AWS_ENDPOINT_URL": "", "AWS_ENDPOINT_URL_GLUE": "", "AWS_PROFILE": "",
 	} {
-		t.Setenv(k, v)
+		t.Setenv(k, v) // restored when the test ends
+		if v == "" {
+			_ = os.Unsetenv(k) // unset, not empty: boto3 takes "" for a profile's name
+		}
 	}
 	e := &glueEnv{t: t, moto: moto, proxy: fakeglue.Start(t), plain: glueClient(t, moto)}
 	e.client = glueClient(t, e.proxy.URL)

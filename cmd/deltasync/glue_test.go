@@ -35,7 +35,10 @@ func glueSDKEnv(t *testing.T) {
 		"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "",
 		"AWS_ENDPOINT_URL": "", "AWS_ENDPOINT_URL_GLUE": "", "AWS_PROFILE": "",
 	} {
-		t.Setenv(k, v)
+		t.Setenv(k, v) // restored when the test ends
+		if v == "" {
+			_ = os.Unsetenv(k)
+		}
 	}
 }
 

@@ -26,6 +26,10 @@ var (
 	// (InvalidInputException, ValidationException, AccessDeniedException,
 	// ResourceNumberLimitExceededException); RefusalOf reports it.
 	ErrRefused = fmt.Errorf("glue: %w", catalog.ErrRefused)
+	// ErrOutcomeUnknown: an UpdateTable whose outcome only a read can tell
+	// (Client.Update: an attempt's answer lost, and the resend's guard
+	// failed).
+	ErrOutcomeUnknown = fmt.Errorf("glue: %w", catalog.ErrOutcomeUnknown)
 	// ErrAlreadyExists: CreateDatabase / CreateTable of a name in use
 	// (AlreadyExistsException).
 	ErrAlreadyExists = fmt.Errorf("glue: %w", catalog.ErrAlreadyExists)

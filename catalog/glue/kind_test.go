@@ -1,11 +1,16 @@
 package glue
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -301,4 +306,74 @@ func sparkInputOf(name, loc string) *types.TableInput {
 		StorageDescriptor: &types.StorageDescriptor{Columns: PlaceholderColumns(),
 			Location:  aws.String(loc + "-__PLACEHOLDER__"),
 			SerdeInfo: &types.SerDeInfo{Parameters: map[string]string{SerdePath: loc}}}}
+}
+
+// TestKindLostAnswerIsOutcomeUnknown: an UpdateTable applied whose answer
+// is lost (a 500 after the write) is sent again by the SDK's retryer; the
+// resend's VersionId is stale and Glue answers ConcurrentModification-
+// Exception. That is not another writer's conflict: Send answers
+// catalog.ErrOutcomeUnknown (the caller reads the record), not
+// catalog.ErrConflict (which would re-plan and audit a write that was
+// applied as refused).
+func TestKindLostAnswerIsOutcomeUnknown(t *testing.T) {
+	ctx := context.Background()
+	c0, p, db := motoClient(t, Config{})
+	if err := c0.CreateTable(ctx, db, sparkInputOf("t", "s3://lake/t")); err != nil {
+		t.Fatal(err)
+	}
+	var armed atomic.Bool
+	armed.Store(true)
+	lossy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		req, _ := http.NewRequestWithContext(r.Context(), r.Method, p.URL+r.URL.RequestURI(), bytes.NewReader(body))
+		req.Header = r.Header.Clone()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		if r.Header.Get("X-Amz-Target") == "AWSGlue.UpdateTable" && armed.CompareAndSwap(true, false) {
+			// Applied upstream; the answer is lost on the way back.
+			w.Header().Set("X-Amzn-ErrorType", "InternalServiceException")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"__type":"InternalServiceException","message":"lost"}`))
+			return
+		}
+		for k, vs := range resp.Header {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = w.Write(out)
+	}))
+	t.Cleanup(lossy.Close)
+	c, err := New(ctx, Config{Region: "us-east-1", Endpoint: lossy.URL, Credentials: c0.Config().Credentials})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := NewKind(c, KindOptions{})
+	name := catalog.TableName{Catalog: DefaultKindName, Schema: db, Table: "t"}
+	read, err := k.Load(ctx, name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := k.Prepare(read, kindLog(1, "s3://lake/t"), &catalog.Edit{Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = k.Send(ctx, w)
+	if !errors.Is(err, catalog.ErrOutcomeUnknown) || errors.Is(err, catalog.ErrConflict) {
+		t.Errorf("a write applied whose answer was lost: %v; want catalog.ErrOutcomeUnknown, not catalog.ErrConflict", err)
+	}
+	if u := p.Updates(); len(u) != 2 || u[0].VersionID != u[1].VersionID {
+		t.Errorf("updates sent %+v, want the write and the SDK's resend of it", u)
+	}
+	after, err := k.Load(ctx, name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.LastCommitVersion == nil || *after.LastCommitVersion != 1 {
+		t.Errorf("the record does not hold the write the lost answer was for: %v", after.LastCommitVersion)
+	}
 }

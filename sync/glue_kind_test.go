@@ -120,10 +120,46 @@ func sparkInput(name, location string) *types.TableInput {
 	}
 }
 
-// glueHarness is Glue (moto behind fakeglue) under the kind contract.
-type glueHarness struct{ e *glueEnv }
+// glueHarness is Glue (moto behind fakeglue) under the kind contract;
+// athena: the tables are registered as Athena registers them (real
+// columns and partition keys, table_type=DELTA), else as Spark on EMR.
+type glueHarness struct {
+	e      *glueEnv
+	athena bool
+}
 
-func newGlueHarness(t *testing.T) *glueHarness { return &glueHarness{e: newGlueEnv(t)} }
+func newGlueHarness(t *testing.T, athena bool) *glueHarness {
+	return &glueHarness{e: newGlueEnv(t), athena: athena}
+}
+
+// athenaInput is the record Athena's CREATE EXTERNAL TABLE … TBLPROPERTIES
+// ('table_type'='DELTA') leaves: the columns of the log at create, the
+// location in sd.Location, no provider, no Spark keys, no Delta state.
+func athenaInput(t *testing.T, name, location, schema string) *types.TableInput {
+	t.Helper()
+	cols, keys, err := glue.LogColumns(schema, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc := func(cs []glue.Column) []types.Column {
+		out := []types.Column{}
+		for _, c := range cs {
+			out = append(out, types.Column{Name: aws.String(c.Name), Type: aws.String(c.Type)})
+		}
+		return out
+	}
+	return &types.TableInput{
+		Name: aws.String(name), Owner: aws.String("athena"), TableType: aws.String("EXTERNAL_TABLE"),
+		Parameters:    map[string]string{"EXTERNAL": "TRUE", glue.KeyTableType: glue.TableTypeDelta},
+		PartitionKeys: gc(keys),
+		StorageDescriptor: &types.StorageDescriptor{
+			Columns: gc(cols), Location: aws.String(location),
+			InputFormat:  aws.String("org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat"),
+			OutputFormat: aws.String("org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"),
+			SerdeInfo:    &types.SerDeInfo{SerializationLibrary: aws.String("org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe")},
+		},
+	}
+}
 
 func (h *glueHarness) CatalogName() string { return glue.DefaultKindName }
 func (h *glueHarness) Schema() string      { return h.e.db }
@@ -139,10 +175,15 @@ func (h *glueHarness) ApplyOptions(_ *testing.T, base sync.ApplyOptions) sync.Ap
 	return base
 }
 
-// Register is Spark's registration of a Delta table (no Delta state).
+// Register is Spark's registration of a Delta table (no Delta state), or
+// Athena's (the log's columns at create, no Delta state).
 func (h *glueHarness) Register(t *testing.T, name, dir string) {
 	t.Helper()
-	if err := h.e.plain.CreateTable(context.Background(), h.e.db, sparkInput(name, "file://"+dir)); err != nil {
+	in := sparkInput(name, "file://"+dir)
+	if h.athena {
+		in = athenaInput(t, name, "file://"+dir, kindtest.Schema)
+	}
+	if err := h.e.plain.CreateTable(context.Background(), h.e.db, in); err != nil {
 		t.Fatalf("register %s: %v", name, err)
 	}
 }
@@ -233,9 +274,11 @@ func (h *glueHarness) SteadyRequests(n int) int {
 }
 
 // Untouched is the GetTable answer, field by field, without what
-// deltasync owns: the VersionId and UpdateTime every write moves, and
-// the parameters it owns (glueOwned). A Spark record's columns are
-// Spark's placeholder, which deltasync never touches: they are compared.
+// deltasync owns: the VersionId and UpdateTime every write moves, the
+// parameters it owns (glueOwned), and in an Athena record the columns'
+// and partition keys' names, types and comments (their parameters are
+// kept). A Spark record's columns are Spark's placeholder, which
+// deltasync never touches: they are compared.
 func (h *glueHarness) Untouched(t *testing.T, name string) string {
 	t.Helper()
 	got, err := h.e.plain.GetTable(context.Background(), h.e.db, name)
@@ -244,6 +287,18 @@ func (h *glueHarness) Untouched(t *testing.T, name string) string {
 	}
 	tb := *got
 	tb.VersionId, tb.UpdateTime = nil, nil
+	if h.athena {
+		cols := func(cs []types.Column) []types.Column {
+			out := make([]types.Column, len(cs))
+			for i, c := range cs {
+				out[i] = types.Column{Parameters: c.Parameters}
+			}
+			return out
+		}
+		sd := *tb.StorageDescriptor
+		sd.Columns, tb.PartitionKeys = cols(sd.Columns), cols(tb.PartitionKeys)
+		tb.StorageDescriptor = &sd
+	}
 	var lines []string
 	for k, v := range tb.Parameters {
 		if !glueOwned(k, tb.Parameters) {

@@ -79,8 +79,7 @@ func TestGlueDeltaRSOnMotoS3(t *testing.T) {
 	e := newGlueEnv(t)
 	py := deltarsPython(t)
 	boto := testenv.Getenv(t, fakeglue.MotoPythonEnv, testenv.External, fakeglue.MotoPythonEnv+" unset: run .ci/setup-moto.sh start")
-	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-		"AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL_S3": e.moto} {
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1"} {
 		t.Setenv(k, v)
 	}
 	t.Setenv("AWS_SESSION_TOKEN", "")
@@ -126,7 +125,11 @@ func TestGlueDeltaRSOnMotoS3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := sync.NewStoragePolicy([]string{"s3://" + bucket + "/**"}, nil)
+	// The bucket's own options (storage.buckets[]): S3 clients are shared
+	// by the process per URL parameters, so an ambient AWS_ENDPOINT_URL_S3
+	// would not reach a client another test made first.
+	opts := map[string]string{"endpoint": e.moto, "region": "us-east-1", "use_path_style": "true", "disable_https": "true"}
+	pol, err := sync.NewStoragePolicy([]string{"s3://" + bucket + "/**"}, []sync.BucketOptions{{Location: "s3://" + bucket, Options: opts}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,6 +47,11 @@ func TestKindContract(t *testing.T) {
 		{"hms3", func(t *testing.T) kindtest.Harness {
 			return newHMSHarness(t, newHMSEnv(t, "", "DELTASYNC_HMS3_URL"), "lock")
 		}},
+		// Glue: moto (DELTASYNC_MOTO_URL) behind internal/fakeglue, which
+		// enforces VersionId and pages as Glue does (glue_kind_test.go).
+		{"glue", func(t *testing.T) kindtest.Harness { return newGlueHarness(t, false) }},
+		// Glue with Athena's records (real columns, table_type=DELTA).
+		{"glue-athena", func(t *testing.T) kindtest.Harness { return newGlueHarness(t, true) }},
 	} {
 		t.Run(k.name, func(t *testing.T) {
 			start := time.Now()

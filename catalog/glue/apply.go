@@ -46,7 +46,10 @@ type Desired struct {
 //     spark.sql.sources.schema.partCol keys (ShapeNative: only if it has
 //     them);
 //   - ShapeAthena and ShapeNative: the columns and partition keys
-//     (LogColumns; each column's parameters kept by name).
+//     (LogColumns; each column's parameters kept by name);
+//   - ShapeAthena: deltasync.schema, the log's schema the columns are
+//     made from (KeyLogSchema: the one place an Athena record can say
+//     which Delta schema it holds).
 //
 // ShapeSpark's placeholder column is never replaced, and no shape gains
 // keys of another (no provider or serde path is added to an Athena record).
@@ -97,6 +100,11 @@ func apply(stored *types.Table, shape Shape, d Desired) (*types.TableInput, erro
 		if err := setColumns(in, d); err != nil {
 			return nil, err
 		}
+	}
+	if shape == ShapeAthena {
+		p[KeyLogSchema] = d.Schema
+	} else {
+		delete(p, KeyLogSchema)
 	}
 	setOwnedParameters(p, d)
 	return in, nil

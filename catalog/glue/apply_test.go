@@ -34,7 +34,7 @@ func stored(t *types.Table, in *types.TableInput) *types.Table {
 // stored parameters are p.
 func owned(k string, p map[string]string) bool {
 	synced, _ := syncedProperties(p)
-	return schemaKey(k) || strings.HasPrefix(k, "delta.") || k == KeyComment || k == KeySyncedProperties ||
+	return schemaKey(k) || strings.HasPrefix(k, "delta.") || k == KeyComment || k == KeySyncedProperties || k == KeyLogSchema ||
 		k == KeyTrinoVersion || k == KeyTrinoSchema || slices.Contains(synced, k) || k == "quality"
 }
 
@@ -112,6 +112,9 @@ func checkOwned(t *testing.T, r Record, d Desired) {
 	}
 	if r.Shape == ShapeAthena && r.HasSchema {
 		t.Errorf("an Athena record gained spark.sql.sources.schema")
+	}
+	if want := map[bool]string{true: d.Schema}[r.Shape == ShapeAthena]; r.LogSchema != want {
+		t.Errorf("%s = %q, want %q (the log's schema in an Athena record only)", KeyLogSchema, r.LogSchema, want)
 	}
 	if r.Shape != ShapeSpark {
 		cols, keys, _ := LogColumns(d.Schema, d.PartitionColumns)

@@ -2,10 +2,14 @@ package glue
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	sdkglue "github.com/aws/aws-sdk-go-v2/service/glue"
 	"github.com/aws/aws-sdk-go-v2/service/glue/types"
+	"github.com/aws/smithy-go/middleware"
 )
 
 // PageSize is the MaxResults of GetTables and GetDatabases: Glue's
@@ -75,6 +79,13 @@ func (c *Client) GetTable(ctx context.Context, db, name string) (*types.Table, e
 // with ConcurrentModificationException (ErrConflict) if the table moved
 // since. An empty versionID sends no guard (a caller must say so on
 // purpose). SkipArchive is sent as Config says.
+//
+// The SDK's retryer sends the update again after an attempt whose answer
+// was lost (a 5xx, a cut connection): if that attempt was applied, the
+// resend's VersionId is stale and Glue answers ConcurrentModification-
+// Exception. Such a conflict is not another writer's: the error then
+// wraps ErrOutcomeUnknown (catalog.ErrOutcomeUnknown), not ErrConflict,
+// and the caller reads the record to learn whether it holds the write.
 func (c *Client) Update(ctx context.Context, db string, in *types.TableInput, versionID string) error {
 	req := &sdkglue.UpdateTableInput{
 		CatalogId: c.catalogID(), DatabaseName: aws.String(db), TableInput: in,
@@ -83,8 +94,33 @@ func (c *Client) Update(ctx context.Context, db string, in *types.TableInput, ve
 	if versionID != "" {
 		req.VersionId = aws.String(versionID)
 	}
-	_, err := c.api.UpdateTable(ctx, req)
-	return wrap("UpdateTable", db+"."+aws.ToString(in.Name), err)
+	var lost atomic.Bool
+	_, err := c.api.UpdateTable(ctx, req, func(o *sdkglue.Options) {
+		o.APIOptions = append(o.APIOptions, noteLost(&lost))
+	})
+	table := db + "." + aws.ToString(in.Name)
+	if err != nil && lost.Load() && errors.Is(classify(err), ErrConflict) {
+		return &Error{Op: "UpdateTable", Table: table, Err: &kindError{ErrOutcomeUnknown, err,
+			"an attempt's answer was lost and the resend found the record moved (ConcurrentModificationException): it may be this write's"}}
+	}
+	return wrap("UpdateTable", table, err)
+}
+
+// noteLost sets lost when an attempt of the call gets no answer the
+// server gave to the request as sent: a 5xx or no answer at all (the
+// retryer, in the Finalize step, sends it again; this runs per attempt).
+func noteLost(lost *atomic.Bool) func(*middleware.Stack) error {
+	return func(s *middleware.Stack) error {
+		return s.Deserialize.Add(middleware.DeserializeMiddlewareFunc("deltasync.glue.lost",
+			func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+				out, md, err := next.HandleDeserialize(ctx, in)
+				var re *awshttp.ResponseError
+				if err != nil && (!errors.As(err, &re) || re.HTTPStatusCode() >= 500) {
+					lost.Store(true)
+				}
+				return out, md, err
+			}), middleware.Before)
+	}
 }
 
 // CreateTable registers in in db (ErrAlreadyExists if the name is taken).

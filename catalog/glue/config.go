@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	sdkglue "github.com/aws/aws-sdk-go-v2/service/glue"
 	"github.com/aws/smithy-go/middleware"
@@ -33,13 +34,18 @@ type Config struct {
 	ArchiveVersions bool
 	// RetryMaxAttempts bounds the attempts of one call (0: DefaultRetryMaxAttempts).
 	RetryMaxAttempts int
+	// Timeout bounds one attempt of a call, answer included (0: none but
+	// the caller's context).
+	Timeout time.Duration
 	// Credentials replaces the default credential chain when set (tests).
 	Credentials aws.CredentialsProvider
 	// Observer, when set, is called after every request sent to Glue — each
 	// attempt, so a call the SDK retried after throttling is seen once per
 	// attempt — with the operation (GetTables, UpdateTable, ...), its
-	// duration and its error (nil on success; the SDK's typed error
-	// otherwise): the seam for metrics.
+	// duration and its error: nil on success, else the SDK's typed error
+	// classified as the calls' errors are (errors.Is finds ErrConflict,
+	// ErrNotFound, ErrRefused, ErrAlreadyExists and so the catalog root's
+	// classes; errors.As still finds the SDK's error): the seam for metrics.
 	Observer func(op string, d time.Duration, err error)
 }
 
@@ -90,6 +96,9 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		if cfg.Observer != nil {
 			o.APIOptions = append(o.APIOptions, observe(cfg.Observer))
 		}
+		if cfg.Timeout > 0 {
+			o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(cfg.Timeout)
+		}
 		o.Retryer = retry.NewAdaptiveMode(func(ao *retry.AdaptiveModeOptions) {
 			ao.StandardOptions = append(ao.StandardOptions, func(so *retry.StandardOptions) {
 				so.MaxAttempts = attempts
@@ -108,7 +117,7 @@ func observe(fn func(op string, d time.Duration, err error)) func(*middleware.St
 			func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
 				start := time.Now()
 				out, md, err := next.HandleDeserialize(ctx, in)
-				fn(middleware.GetOperationName(ctx), time.Since(start), err)
+				fn(middleware.GetOperationName(ctx), time.Since(start), classify(err))
 				return out, md, err
 			}), middleware.Before)
 	}

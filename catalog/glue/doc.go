@@ -43,6 +43,23 @@
 // is registered in the native shape (NewTableInput), which Athena, EMR
 // Spark, Trino and Lake Formation all read.
 //
+// # Kind
+//
+// Kind is the Glue Data Catalog as a catalog.Kind (NewKind; Name "glue";
+// tables <KindOptions.Name>.<database>.<table>, the name defaulting to
+// awsdatacatalog). List hands on GetTables pages of whole records, which
+// Load plans from without a request; Check adds what a Glue record's
+// shape needs (LogColumns against the real columns of an Athena or native
+// record; log properties named like Glue keys are unsupported); a write
+// is UpdateTable of the whole record planned from (Prepare's Request is
+// that TableInput) guarded by its VersionId (Write.Etag), with no re-read
+// before it: the VersionId lock means the record is still the one the
+// input was made from. A conflict on the SDK's resend of an attempt whose
+// answer was lost is ErrOutcomeUnknown, not ErrConflict. Registration and
+// Register create the native record (CreateTable); CreateSchema is
+// CreateDatabase. An Athena record's columns hold no Delta schema: the
+// write records the log's in deltasync.schema (KeyLogSchema).
+//
 // # Invariants
 //
 // The package reads no environment itself (the SDK's default chain does,

@@ -26,8 +26,13 @@ var (
 	// (InvalidInputException, ValidationException, AccessDeniedException,
 	// ResourceNumberLimitExceededException); RefusalOf reports it.
 	ErrRefused = fmt.Errorf("glue: %w", catalog.ErrRefused)
-	// ErrAlreadyExists: CreateDatabase / CreateTable of a name in use.
-	ErrAlreadyExists = errors.New("glue: already exists")
+	// ErrOutcomeUnknown: an UpdateTable whose outcome only a read can tell
+	// (Client.Update: an attempt's answer lost, and the resend's guard
+	// failed).
+	ErrOutcomeUnknown = fmt.Errorf("glue: %w", catalog.ErrOutcomeUnknown)
+	// ErrAlreadyExists: CreateDatabase / CreateTable of a name in use
+	// (AlreadyExistsException).
+	ErrAlreadyExists = fmt.Errorf("glue: %w", catalog.ErrAlreadyExists)
 )
 
 // refused are the error codes that mean "the same request gets the same

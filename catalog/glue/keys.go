@@ -24,6 +24,14 @@ const (
 	// removed from the log is removed here too, while a parameter another
 	// client set is never touched (as in catalog/hms).
 	KeySyncedProperties = "deltasync.syncedProperties"
+	// KeyLogSchema is deltasync's own too, in an Athena-shaped record
+	// only: the log's schemaString the record's columns were last made
+	// from. An Athena record holds no Delta schema (its columns are Hive
+	// types, without nullability or field metadata), so without it the
+	// record could never be compared with the log's schema; with it, the
+	// schema is compared as in the other shapes, and the columns are
+	// checked against it (SameColumns) by the kind.
+	KeyLogSchema = "deltasync.schema"
 	// Trino's optional cache of a Delta table's columns and comment, valid
 	// only while trino_last_transaction_version is the log's version.
 	KeyTrinoVersion = "trino_last_transaction_version"
@@ -48,7 +56,7 @@ const (
 // of that name cannot be synced.
 func reserved(key string) bool {
 	switch key {
-	case KeyProvider, KeyComment, KeyLastUpdateVersion, KeyLastCommitTimestamp, KeySyncedProperties,
+	case KeyProvider, KeyComment, KeyLastUpdateVersion, KeyLastCommitTimestamp, KeySyncedProperties, KeyLogSchema,
 		KeyTrinoVersion, KeyTrinoSchema, KeyTableType, KeyClassification, "EXTERNAL", "UPDATED_BY_CRAWLER":
 		return true
 	}

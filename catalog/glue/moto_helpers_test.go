@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	sdkglue "github.com/aws/aws-sdk-go-v2/service/glue"
 
 	"github.com/deltasync/deltasync/internal/fakeglue"
 )
@@ -52,6 +54,10 @@ func motoClient(t *testing.T, cfg Config) (*Client, *fakeglue.Proxy, string) {
 	if err := c.CreateDatabase(context.Background(), db); err != nil {
 		t.Fatal(err)
 	}
+	// moto is shared by every test of the run: leave it as found.
+	t.Cleanup(func() {
+		_, _ = c.API().DeleteDatabase(context.Background(), &sdkglue.DeleteDatabaseInput{Name: aws.String(db)})
+	})
 	p.ResetCounts()
 	return c, p, db
 }

@@ -62,6 +62,10 @@ type Record struct {
 	// nullability, metadata and types).
 	Schema    string
 	HasSchema bool
+	// LogSchema is the deltasync.schema parameter of an Athena-shaped
+	// record: the log's schema its columns were last made from ("" when
+	// absent; see KeyLogSchema).
+	LogSchema string
 	// PartitionColumns are the partition keys' names (ShapeAthena,
 	// ShapeNative) or Spark's spark.sql.sources.schema.partCol.N (ShapeSpark).
 	PartitionColumns []string
@@ -168,6 +172,9 @@ func ReadRecord(t *types.Table) (Record, error) {
 		for _, k := range r.PartitionKeys {
 			r.PartitionColumns = append(r.PartitionColumns, k.Name)
 		}
+	}
+	if r.Shape == ShapeAthena {
+		r.LogSchema = p[KeyLogSchema]
 	}
 	r.Comment, r.HasComment = p[KeyComment]
 	for _, k := range []struct {

@@ -73,11 +73,12 @@ type config struct {
 }
 
 type catalogConfig struct {
-	// URL is Unity Catalog's https://.../api/2.1/unity-catalog, or a Hive
-	// Metastore's thrift://host:9083 (the HMS kind, hmssettings.go).
+	// URL is Unity Catalog's https://.../api/2.1/unity-catalog, a Hive
+	// Metastore's thrift://host:9083 (the HMS kind, hmssettings.go), or
+	// glue://REGION?… (the Glue kind, gluesettings.go).
 	URL string `json:"url"`
-	// Name (HMS only) is the first part of its tables' names,
-	// <name>.<db>.<table> (default hive).
+	// Name (HMS and Glue) is the first part of its tables' names,
+	// <name>.<db>.<table> (default hive; Glue: awsdatacatalog).
 	Name string `json:"name,omitempty"`
 	// Columns (HMS only): placeholder (default) or real.
 	Columns            string       `json:"columns,omitempty"`

@@ -29,9 +29,9 @@ type keyDoc struct {
 // configDocs is the documentation of every key path ("catalog.url",
 // "tables[].mode"), sections included.
 var configDocs = map[string]keyDoc{
-	"catalog":      {Doc: "Where the catalog is and how deltasync signs in. A `https://` URL is Unity Catalog (OSS and Databricks alike), a `thrift://` URL a Hive Metastore."},
-	"catalog.url":  {Required: true, Doc: "Unity Catalog's base URL ending in `/api/2.1/unity-catalog` (UC OSS and Databricks alike), or a Hive Metastore's `thrift://host:9083`."},
-	"catalog.name": {Default: "`hive`", Doc: "Hive Metastore only: the first part of its tables' names, `<name>.<db>.<table>`, as the `tables` rules see them."},
+	"catalog":      {Doc: "Where the catalog is and how deltasync signs in. A `https://` URL is Unity Catalog (OSS and Databricks alike), a `thrift://` URL a Hive Metastore, a `glue://` URL the AWS Glue Data Catalog."},
+	"catalog.url":  {Required: true, Doc: "Unity Catalog's base URL ending in `/api/2.1/unity-catalog` (UC OSS and Databricks alike), a Hive Metastore's `thrift://host:9083`, or the AWS Glue Data Catalog's `glue://REGION[?catalog_id=ACCOUNT][&endpoint=URL][&archive=true][&max_attempts=N]` (credentials: the AWS SDK's default chain; see docs/kinds/glue.md)."},
+	"catalog.name": {Default: "`hive` (Glue: `awsdatacatalog`)", Doc: "Hive Metastore and Glue only: the first part of their tables' names, `<name>.<db>.<table>`, as the `tables` rules see them. Glue's default is the name Athena and Redshift give the Glue Data Catalog."},
 	"catalog.columns": {Enum: []string{"placeholder", "real"}, Default: "`placeholder`",
 		Doc: "Hive Metastore only: `placeholder` writes Spark's `col array<string>` (only at registration), `real` the table's columns as Hive types."},
 	"catalog.token_file":               {Doc: "File holding the bearer token; re-read when it changes (rotated Kubernetes secrets work). At most one of `token_file`, `token_env` and `oauth`."},

@@ -66,6 +66,8 @@ func exitKinds() []struct {
 		}},
 		{"hms4", func(t *testing.T) exitKind { return hmsExitKind(t, "DELTASYNC_HMS4_URL") }},
 		{"hms3", func(t *testing.T) exitKind { return hmsExitKind(t, "DELTASYNC_HMS3_URL") }},
+		// Glue: moto behind internal/fakeglue (glue_test.go).
+		{"glue", glueExitKind},
 	}
 }
 

@@ -37,6 +37,9 @@ type settings struct {
 	// hms is set when catalog.url is thrift://: a Hive Metastore
 	// (hmssettings.go); catalog is then unused.
 	hms *hmsSettings
+	// glue is set when catalog.url is glue://: the AWS Glue Data Catalog
+	// (gluesettings.go); catalog is then unused.
+	glue *glueSettings
 	// reconcile lacks Catalog, Logger, Metrics, DryRun, Dirty, the
 	// storage gates and the memory pool (newApp).
 	reconcile sync.Options
@@ -119,6 +122,7 @@ func (c *cli) settingsFor(cfg config, sel selection) (settings, error) {
 	s.buildStorage(&p)
 	s.buildRegister(&p) // after buildStorage: templates are checked against its policy
 	s.checkHMS(&p)
+	s.checkGlue(&p)
 	s.buildNotify(&p, c) // after buildCatalog: names the catalog
 	return s, errors.Join(p...)
 }
@@ -157,7 +161,7 @@ func unjoin(err error) []error {
 // (getenv reads the environment given to deltasync, for token_env).
 func (s *settings) buildCatalog(p *problems, getenv func(string) string) {
 	cc := s.cfg.Catalog
-	if s.buildHMS(p) {
+	if s.buildGlue(p) || s.buildHMS(p) {
 		return
 	}
 	if cc.URL == "" {

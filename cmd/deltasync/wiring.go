@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/deltasync/deltasync/catalog"
+	"github.com/deltasync/deltasync/catalog/glue"
 	"github.com/deltasync/deltasync/catalog/hms"
 	"github.com/deltasync/deltasync/catalog/uc"
 	"github.com/deltasync/deltasync/deltalog"
@@ -75,7 +76,7 @@ type syncFlags struct {
 func addSyncFlags(cmd *cobra.Command, f *syncFlags, extras ...string) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.configFile, "config", "", "YAML config file (strict: unknown keys are errors)")
-	fs.StringVar(&f.catalogURL, "catalog-url", "", "Unity Catalog base URL, ending in /api/2.1/unity-catalog, or a Hive Metastore thrift://host:9083")
+	fs.StringVar(&f.catalogURL, "catalog-url", "", "Unity Catalog base URL, ending in /api/2.1/unity-catalog, a Hive Metastore thrift://host:9083, or AWS Glue glue://REGION")
 	fs.StringVar(&f.tokenFile, "token-file", "", "file holding the catalog bearer token")
 	fs.StringArrayVar(&f.include, "include", nil, "catalog.schema.table glob to select (repeatable; replaces the config's tables)")
 	fs.StringArrayVar(&f.exclude, "exclude", nil, "catalog.schema.table glob to leave out (repeatable)")
@@ -263,6 +264,8 @@ type app struct {
 	// metastore is the Hive Metastore client (catalog.url thrift://);
 	// client is nil then.
 	metastore *hms.Client
+	// glue is the Glue client (catalog.url glue://); client is nil then.
+	glue *glue.Client
 	// kind is the catalog's kind over client or metastore: what the
 	// reconciler and apply talk to, chosen once here from catalog.url.
 	kind   catalog.Kind
@@ -294,8 +297,11 @@ func (a *app) closeCatalog() {
 // catalogURL is the catalog's URL as configured: the Unity Catalog
 // client's base URL, or the metastore's thrift:// URL.
 func (a *app) catalogURL() string {
-	if a.metastore != nil {
+	switch {
+	case a.metastore != nil:
 		return a.s.hms.url
+	case a.glue != nil:
+		return a.s.glue.url
 	}
 	return a.client.BaseURL()
 }
@@ -358,6 +364,13 @@ func (c *cli) newParts(s settings) (*app, error) {
 			return nil, err
 		}
 		a.kind = s.hms.kind(a.metastore, s.reconcile.Diff.IgnoreProperties)
+		return a, nil
+	}
+	if s.glue != nil {
+		if a.glue, err = s.glue.client(context.Background(), a.metrics); err != nil {
+			return nil, err
+		}
+		a.kind = s.glue.kind(a.glue, s.reconcile.Diff.IgnoreProperties)
 		return a, nil
 	}
 	opts := s.catalog

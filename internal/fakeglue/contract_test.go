@@ -2,6 +2,7 @@ package fakeglue
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -271,5 +272,52 @@ func TestContractOneOfConcurrentWritersWins(t *testing.T) {
 	}
 	if won != 1 || lost != 7 {
 		t.Errorf("%d won, %d refused; want 1 and 7", won, lost)
+	}
+}
+
+// TestPagingCutsOneAnswer: a listing's pages are cut from the answer its
+// first page was (one moto listing per listing, not per page: at 10,000
+// tables moto re-serializes every table for each), and a token whose
+// answer is no longer kept goes on after its name from a fresh one.
+func TestPagingCutsOneAnswer(t *testing.T) {
+	p := Start(t)
+	c := sdk(t, p.URL, 1)
+	moto := sdk(t, MotoURL(t), 1)
+	db := freshDB(t, c)
+	for i := range 8 {
+		createTable(t, c, db, fmt.Sprintf("t%d", i))
+	}
+	ctx := context.Background()
+	first, err := c.GetTables(ctx, &sdkglue.GetTablesInput{DatabaseName: aws.String(db), MaxResults: aws.Int32(3)})
+	if err != nil || first.NextToken == nil {
+		t.Fatalf("first page: %v, token %v", err, first.NextToken)
+	}
+	// Removed from moto after the first page: the listing's answer still has it.
+	if _, err := moto.DeleteTable(ctx, &sdkglue.DeleteTableInput{DatabaseName: aws.String(db), Name: aws.String("t4")}); err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.GetTables(ctx, &sdkglue.GetTablesInput{DatabaseName: aws.String(db), MaxResults: aws.Int32(3), NextToken: first.NextToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tb := range second.TableList {
+		names = append(names, aws.ToString(tb.Name))
+	}
+	if !slices.Equal(names, []string{"t3", "t4", "t5"}) {
+		t.Errorf("second page %v, want [t3 t4 t5] from the first page's answer", names)
+	}
+	// A token of an answer not kept (id 999) goes on after its name, fresh.
+	stale := base64.RawURLEncoding.EncodeToString([]byte("999:t2"))
+	fresh, err := c.GetTables(ctx, &sdkglue.GetTablesInput{DatabaseName: aws.String(db), MaxResults: aws.Int32(3), NextToken: aws.String(stale)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names = names[:0]
+	for _, tb := range fresh.TableList {
+		names = append(names, aws.ToString(tb.Name))
+	}
+	if !slices.Equal(names, []string{"t3", "t5", "t6"}) {
+		t.Errorf("page after a token not kept %v, want [t3 t5 t6] from moto as it is", names)
 	}
 }

@@ -8,7 +8,8 @@
 //     updates from the same VersionId exactly one wins.
 //   - GetTables and GetDatabases are paged: MaxResults 1..100 (default
 //     100; outside: 400 ValidationException), an opaque NextToken when
-//     more follow (moto returns everything in one page).
+//     more follow (moto returns everything in one page). A listing's
+//     pages are cut from one moto answer, taken at its first page.
 //   - Every UpdateTable is recorded as sent (VersionId, SkipArchive:
 //     moto archives regardless), and every Glue call counted per
 //     operation (X-Amz-Target), for request-count tests.

@@ -4,8 +4,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 )
 
 // MaxPageSize is Glue's largest MaxResults for GetTables and GetDatabases:
@@ -23,10 +27,14 @@ const DefaultPageSize = MaxPageSize
 // everything, orders it by name and answers one page of at most
 // MaxResults with an opaque NextToken when more follow (Glue's API
 // reference: "NextToken: A continuation token, present if the current
-// list segment is not the last"). Paging by name, not by offset, keeps a
-// listing from repeating or skipping a table that stays while others are
-// created or deleted between pages. MaxResults outside 1..100 is a 400
-// ValidationException, as the model's range makes it.
+// list segment is not the last"). The pages after the first are cut from
+// the answer the first page was (a listing of 10,000 tables is one moto
+// listing, not one per page: moto re-serializes every table on each);
+// the token names that answer and the last name served, and a token whose
+// answer is gone (listings) is served from a fresh one, after that name:
+// by name, not by offset, so a table that stays is neither repeated nor
+// skipped. MaxResults outside 1..100 is a 400 ValidationException, as the
+// model's range makes it.
 func (p *Proxy) paged(w http.ResponseWriter, r *http.Request, body []byte, listKey string) {
 	var in map[string]json.RawMessage
 	if err := json.Unmarshal(body, &in); err != nil {
@@ -41,38 +49,54 @@ func (p *Proxy) paged(w http.ResponseWriter, r *http.Request, body []byte, listK
 			return
 		}
 	}
-	after := ""
+	var (
+		after string
+		id    uint64
+	)
 	if raw, ok := in["NextToken"]; ok {
 		var tok string
 		b, err := base64.RawURLEncoding.DecodeString(unquote(raw, &tok))
-		if err != nil || len(b) == 0 {
+		idText, name, found := strings.Cut(string(b), ":")
+		if id, _ = strconv.ParseUint(idText, 10, 64); err != nil || !found || name == "" {
 			writeError(w, http.StatusBadRequest, "InvalidInputException", "Invalid NextToken")
 			return
 		}
-		after = string(b)
+		after = name
 	}
-	delete(in, "MaxResults")
-	delete(in, "NextToken")
-	fwd, _ := json.Marshal(in)
-	status, hdr, out, err := p.roundTrip(r, fwd)
-	if err != nil || status != http.StatusOK {
-		if err != nil {
-			writeError(w, http.StatusBadGateway, "InternalServiceException", "fakeglue: upstream: "+err.Error())
+	l := p.listing(id)
+	if l == nil {
+		delete(in, "MaxResults")
+		delete(in, "NextToken")
+		fwd, _ := json.Marshal(in)
+		status, hdr, out, err := p.roundTrip(r, fwd)
+		if err != nil || status != http.StatusOK {
+			if err != nil {
+				writeError(w, http.StatusBadGateway, "InternalServiceException", "fakeglue: upstream: "+err.Error())
+				return
+			}
+			w.Header().Set("Content-Type", hdr.Get("Content-Type"))
+			w.Header().Set("X-Amzn-ErrorType", hdr.Get("X-Amzn-ErrorType"))
+			w.WriteHeader(status)
+			_, _ = w.Write(out)
 			return
 		}
-		w.Header().Set("Content-Type", hdr.Get("Content-Type"))
-		w.Header().Set("X-Amzn-ErrorType", hdr.Get("X-Amzn-ErrorType"))
-		w.WriteHeader(status)
-		_, _ = w.Write(out)
-		return
+		if l, err = parseListing(out, listKey); err != nil {
+			writeError(w, http.StatusBadGateway, "InternalServiceException", "fakeglue: upstream answer: "+err.Error())
+			return
+		}
 	}
-	page, err := onePage(out, listKey, after, size)
-	if err != nil {
-		writeError(w, http.StatusBadGateway, "InternalServiceException", "fakeglue: upstream answer: "+err.Error())
-		return
+	page, more := l.page(after, size)
+	if more == "" {
+		p.dropListing(id)
+	} else {
+		if id == 0 {
+			id = p.keepListing(l)
+		}
+		page["NextToken"], _ = json.Marshal(base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatUint(id, 10) + ":" + more)))
 	}
+	b, _ := json.Marshal(page)
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-	_, _ = w.Write(page)
+	_, _ = w.Write(b)
 }
 
 func unquote(raw json.RawMessage, s *string) string {
@@ -82,8 +106,24 @@ func unquote(raw json.RawMessage, s *string) string {
 	return *s
 }
 
-// onePage cuts moto's whole answer to the page after the name after.
-func onePage(out []byte, listKey, after string, size int) ([]byte, error) {
+// listing is one answer of moto's, ordered by name, which a listing's
+// pages are cut from.
+type listing struct {
+	key  string
+	resp map[string]json.RawMessage
+	all  []named
+}
+
+type named struct {
+	name string
+	raw  json.RawMessage
+}
+
+// maxListings bounds the answers the proxy keeps for listings not read to
+// their end.
+const maxListings = 16
+
+func parseListing(out []byte, listKey string) (*listing, error) {
 	var resp map[string]json.RawMessage
 	if err := json.Unmarshal(out, &resp); err != nil {
 		return nil, err
@@ -94,10 +134,6 @@ func onePage(out []byte, listKey, after string, size int) ([]byte, error) {
 			return nil, fmt.Errorf("%s: %w", listKey, err)
 		}
 	}
-	type named struct {
-		name string
-		raw  json.RawMessage
-	}
 	all := make([]named, 0, len(items))
 	for _, it := range items {
 		var n struct{ Name string }
@@ -107,19 +143,62 @@ func onePage(out []byte, listKey, after string, size int) ([]byte, error) {
 		all = append(all, named{n.Name, it})
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].name < all[j].name })
-	start := sort.Search(len(all), func(i int) bool { return all[i].name > after })
-	if after == "" {
-		start = 0
+	delete(resp, listKey)
+	delete(resp, "NextToken")
+	return &listing{key: listKey, resp: resp, all: all}, nil
+}
+
+// page is the answer of the size entries after the name after (""; from
+// the first), and the last name it holds when more follow ("" if not).
+func (l *listing) page(after string, size int) (map[string]json.RawMessage, string) {
+	start := 0
+	if after != "" {
+		start = sort.Search(len(l.all), func(i int) bool { return l.all[i].name > after })
 	}
-	end := min(start+size, len(all))
+	end := min(start+size, len(l.all))
 	list := make([]json.RawMessage, 0, end-start)
-	for _, n := range all[start:end] {
+	for _, n := range l.all[start:end] {
 		list = append(list, n.raw)
 	}
-	resp[listKey], _ = json.Marshal(list)
-	delete(resp, "NextToken")
-	if end < len(all) {
-		resp["NextToken"], _ = json.Marshal(base64.RawURLEncoding.EncodeToString([]byte(all[end-1].name)))
+	resp := make(map[string]json.RawMessage, len(l.resp)+2)
+	maps.Copy(resp, l.resp)
+	resp[l.key], _ = json.Marshal(list)
+	if end < len(l.all) {
+		return resp, l.all[end-1].name
 	}
-	return json.Marshal(resp)
+	return resp, ""
+}
+
+// listing is the kept answer id names (nil: none, or no longer kept).
+func (p *Proxy) listing(id uint64) *listing {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.listings[id]
+}
+
+// keepListing keeps l for its next pages and returns its id, forgetting
+// the oldest kept answer beyond maxListings.
+func (p *Proxy) keepListing(l *listing) uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lastListing++
+	id := p.lastListing
+	p.listings[id] = l
+	p.listingOrder = append(p.listingOrder, id)
+	for len(p.listingOrder) > maxListings {
+		delete(p.listings, p.listingOrder[0])
+		p.listingOrder = p.listingOrder[1:]
+	}
+	return id
+}
+
+// dropListing forgets a listing read to its end.
+func (p *Proxy) dropListing(id uint64) {
+	if id == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.listings, id)
+	p.listingOrder = slices.DeleteFunc(p.listingOrder, func(x uint64) bool { return x == id })
 }

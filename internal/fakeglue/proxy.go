@@ -31,6 +31,11 @@ type Proxy struct {
 	faults   map[string][]Fault
 	holds    map[string][]*Hold
 	tableMus map[string]*sync.Mutex
+	// listings are the moto answers kept for listings' next pages (paged),
+	// by id; listingOrder is their order, oldest first.
+	listings     map[uint64]*listing
+	listingOrder []uint64
+	lastListing  uint64
 }
 
 // Update is one UpdateTable the proxy received, as sent.
@@ -58,6 +63,7 @@ func New(upstream string) (*Proxy, error) {
 		faults:   map[string][]Fault{},
 		holds:    map[string][]*Hold{},
 		tableMus: map[string]*sync.Mutex{},
+		listings: map[uint64]*listing{},
 	}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = p.srv.Serve(ln) }()

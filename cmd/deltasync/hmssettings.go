@@ -26,7 +26,7 @@ func (s *settings) buildHMS(p *problems) bool {
 	u, err := url.Parse(cc.URL)
 	if err != nil || u.Scheme != "thrift" {
 		if cc.Name != "" {
-			p.add("catalog.name: only for a Hive Metastore (catalog.url thrift://host:9083); Unity Catalog's tables are named by their own catalogs")
+			p.add("catalog.name: only for a Hive Metastore (catalog.url thrift://host:9083) or AWS Glue (glue://REGION); Unity Catalog's tables are named by their own catalogs")
 		}
 		if cc.Columns != "" {
 			p.add("catalog.columns: only for a Hive Metastore (catalog.url thrift://host:9083)")

@@ -4,8 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	stdsync "sync"
 	"testing"
 	"time"
 
@@ -189,6 +194,55 @@ func TestExitCodesEveryKind(t *testing.T) {
 			expect("once of a table the catalog does not have", 1, code, out)
 			if !strings.Contains(out, "1 failed") {
 				t.Errorf("once: the missing table did not fail:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestOpenLineageNamesEveryKindsCatalog: a change event's catalog facet
+// names the catalog as the kind's tables are named (Unity Catalog: unity;
+// a Hive Metastore: hive; Glue: awsdatacatalog), when catalog.name does
+// not say otherwise. It failed for Glue, which was reported as unity.
+func TestOpenLineageNamesEveryKindsCatalog(t *testing.T) {
+	want := map[string]string{"uctest": "unity", "uc": "unity", "hms4": "hive", "hms3": "hive", "glue": "awsdatacatalog"}
+	for _, k := range exitKinds() {
+		t.Run(k.name, func(t *testing.T) {
+			kind := k.make(t)
+			dir := filepath.Join(t.TempDir(), "ol")
+			kindtest.Commit(t, dir, 0, kindtest.Schema, map[string]string{kindtest.Retention: "interval 30 days"})
+			kind.register(t, "ol", dir)
+			kindtest.Commit(t, dir, 1, kindtest.Schema, map[string]string{kindtest.Retention: "interval 60 days"})
+			var mu stdsync.Mutex
+			var bodies []string
+			sink := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				mu.Lock()
+				defer mu.Unlock()
+				bodies = append(bodies, string(b))
+			}))
+			defer sink.Close()
+			cfg := writeFile(t, t.TempDir(), "notify.yaml", "notify:\n  openlineage: {url: \""+sink.URL+"\"}\n")
+			args := []string{"once", "--config", cfg, "--catalog-url", kind.url, "--include", kind.prefix + ".ol", "--log-level", "error", "--allow-location", allowTemp()}
+			if code, out, errOut := runCLI(t, nil, args...); code != 0 {
+				t.Fatalf("once: exit %d\n%s\n%s", code, out, errOut)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(bodies) != 1 {
+				t.Fatalf("%d OpenLineage events, want 1: %q", len(bodies), bodies)
+			}
+			var ev struct {
+				Outputs []struct {
+					Facets struct {
+						Catalog struct{ Name, Type string } `json:"catalog"`
+					} `json:"facets"`
+				} `json:"outputs"`
+			}
+			if err := json.Unmarshal([]byte(bodies[0]), &ev); err != nil || len(ev.Outputs) != 1 {
+				t.Fatalf("OpenLineage event %s: %v", bodies[0], err)
+			}
+			if got := ev.Outputs[0].Facets.Catalog; got.Name != want[k.name] {
+				t.Errorf("catalog facet %+v: want name %q", got, want[k.name])
 			}
 		})
 	}

@@ -154,8 +154,11 @@ func (s *settings) buildOpenLineage(p *problems, c *cli, ns *notifySettings, o *
 	l := notify.Lineage{Namespace: o.Namespace, CatalogName: s.cfg.Catalog.Name, CatalogURI: redactURL(s.cfg.Catalog.URL)}
 	if l.CatalogName == "" {
 		l.CatalogName = "unity"
-		if s.hms != nil {
+		switch {
+		case s.hms != nil:
 			l.CatalogName = "hive"
+		case s.glue != nil:
+			l.CatalogName = s.glue.name
 		}
 	}
 	open := func(key string) (notify.Sink, error) {

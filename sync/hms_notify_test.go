@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"context"
+	"github.com/deltasync/deltasync/catalog/hms"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestHMSNotifies(t *testing.T) {
 			t.Fatalf("told %d outcomes, want 2 (one a cycle)", len(told))
 		}
 		n := told[0]
-		if n.Result.Outcome != sync.OutcomeSynced || n.CatalogKind != sync.KindHiveMetastore ||
+		if n.Result.Outcome != sync.OutcomeSynced || n.CatalogKind != hms.KindName ||
 			!strings.HasSuffix(strings.TrimSuffix(n.Location, "/"), "/ev") || n.SchemaString == "" {
 			t.Fatalf("first cycle told %+v", n)
 		}

@@ -74,8 +74,8 @@ func TestHMSSavedPlan(t *testing.T) {
 		if calls := e.takeCalls(); calls["alter_table_with_environment_context"] != 0 || calls["lock"] != 0 {
 			t.Fatalf("plan --out wrote: calls %v", calls)
 		}
-		if sp.CatalogKind != sync.KindHiveMetastore || sp.CatalogID != change.CatalogID(e.url) || len(sp.Tables) != 3 {
-			t.Fatalf("plan: kind %q, %d tables, want %q and 3", sp.CatalogKind, len(sp.Tables), sync.KindHiveMetastore)
+		if sp.CatalogKind != hms.KindName || sp.CatalogID != change.CatalogID(e.url) || len(sp.Tables) != 3 {
+			t.Fatalf("plan: kind %q, %d tables, want %q and 3", sp.CatalogKind, len(sp.Tables), hms.KindName)
 		}
 		for _, st := range sp.Tables {
 			name := strings.TrimPrefix(st.Table, "hive."+e.db+".")

@@ -18,7 +18,8 @@ type Notifier interface {
 // catalog kind, and what the log said that the Result does not keep.
 type Notice struct {
 	Result Result
-	// CatalogKind is "unity-catalog" or "hive-metastore".
+	// CatalogKind is the catalog kind's name (catalog.Kind.Name):
+	// "unity-catalog", "hive-metastore", "glue".
 	CatalogKind string
 	// Location is the table's storage location ("" when not read).
 	Location string
@@ -31,12 +32,6 @@ type Notice struct {
 	// Cycle is the cycle the outcome belongs to (nil outside one).
 	Cycle *int64
 }
-
-// Catalog kind names of Notice.CatalogKind.
-const (
-	KindUnityCatalog  = "unity-catalog"
-	KindHiveMetastore = "hive-metastore"
-)
 
 // notify hands res to the Notifier, with what the log read said (n; nil
 // when no full read was made).

@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"context"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"strings"
 	stdsync "sync"
 	"testing"
@@ -48,7 +49,7 @@ func TestNotifierTold(t *testing.T) {
 	var got notices
 	rep := e.reconciler(hold, func(o *sync.Options) { o.Notifier = &got }).Sync(context.Background())
 	d := got.of(e.name("d").String())
-	if len(d) != 1 || d[0].Result.Held != sync.HeldDestructive || d[0].CatalogKind != sync.KindUnityCatalog ||
+	if len(d) != 1 || d[0].Result.Held != sync.HeldDestructive || d[0].CatalogKind != uc.KindName ||
 		d[0].Location == "" || d[0].SchemaString == "" || len(d[0].Changes) == 0 {
 		t.Fatalf("held table told %+v\n%s", d, reportText(rep))
 	}

@@ -1,6 +1,8 @@
 package notify_test
 
 import (
+	"github.com/deltasync/deltasync/catalog/hms"
+	"github.com/deltasync/deltasync/catalog/uc"
 	"testing"
 	"time"
 
@@ -16,7 +18,7 @@ func schemaNotice() sync.Notice {
 	return sync.Notice{
 		Result: sync.Result{Table: "main.s.t", Outcome: sync.OutcomeSynced, Status: sync.StatusSynced,
 			Etag: "e1", LogVersion: ptr(int64(3)), Actions: []string{"set-columns"}},
-		CatalogKind: sync.KindUnityCatalog, Location: "s3://bucket/lake/t",
+		CatalogKind: uc.KindName, Location: "s3://bucket/lake/t",
 		SchemaString: `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},` +
 			`{"name":"addr","type":{"type":"struct","fields":[{"name":"city","type":"string","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}},` +
 			`{"name":"tags","type":{"type":"array","elementType":"string","containsNull":true},"nullable":true,"metadata":{}}]}`,
@@ -91,7 +93,7 @@ func TestEventIDStable(t *testing.T) {
 // another cycle is the same event (not one a cycle); a write is not.
 func TestEventIDStandingState(t *testing.T) {
 	n := sync.Notice{Result: sync.Result{Table: "hive.db.t", Outcome: sync.OutcomeFlagged, ErrorReason: sync.ReasonUnsupported,
-		LogVersion: ptr(int64(2))}, CatalogKind: sync.KindHiveMetastore, Cycle: ptr(int64(1))}
+		LogVersion: ptr(int64(2))}, CatalogKind: hms.KindName, Cycle: ptr(int64(1))}
 	a, _ := notify.FromNotice(n, "x", time.Now())
 	n.Cycle = ptr(int64(2))
 	b, _ := notify.FromNotice(n, "x", time.Now())

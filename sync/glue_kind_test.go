@@ -253,7 +253,7 @@ func (h *glueHarness) Refusing(t *testing.T, _, _ string, base sync.Options) syn
 }
 
 func (h *glueHarness) Requests() map[string]int {
-	m := h.e.proxy.Counts()
+	m := h.e.proxy.Calls() // deltasync's calls, not the SDK's retries of one
 	h.e.proxy.ResetCounts()
 	return m
 }

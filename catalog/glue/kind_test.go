@@ -89,7 +89,7 @@ func TestKindListIsTheSteadyCycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]int{"GetDatabases": (len(dbs) + PageSize - 1) / PageSize, "GetTables": 3}
-	if c := p.Counts(); len(c) != 2 || c["GetDatabases"] != want["GetDatabases"] || c["GetTables"] != want["GetTables"] {
+	if c := p.Calls(); len(c) != 2 || c["GetDatabases"] != want["GetDatabases"] || c["GetTables"] != want["GetTables"] {
 		t.Errorf("listing %d tables: requests %v, want %v", n, c, want)
 	}
 	if len(got) != n {

@@ -166,7 +166,7 @@ func TestMotoTablesPagesOf100(t *testing.T) {
 	if !slices.Equal(sizes, []int{100, 100, 50}) || !slices.Equal(got, want) {
 		t.Errorf("pages %v, %d tables; want [100 100 50] of the 250", sizes, len(got))
 	}
-	if counts := p.Counts(); counts["GetTables"] != 3 || counts["GetTable"] != 0 {
+	if counts := p.Calls(); counts["GetTables"] != 3 || counts["GetTable"] != 0 {
 		t.Errorf("calls %v, want 3 GetTables and no GetTable", counts)
 	}
 	stop := errors.New("stop")

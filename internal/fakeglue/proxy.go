@@ -26,6 +26,7 @@ type Proxy struct {
 
 	mu       sync.Mutex
 	counts   map[string]int
+	calls    map[string]int // first attempts (Calls)
 	updates  []Update
 	latency  time.Duration
 	faults   map[string][]Fault
@@ -60,6 +61,7 @@ func New(upstream string) (*Proxy, error) {
 		ln:       ln,
 		client:   &http.Client{Timeout: 60 * time.Second},
 		counts:   map[string]int{},
+		calls:    map[string]int{},
 		faults:   map[string][]Fault{},
 		holds:    map[string][]*Hold{},
 		tableMus: map[string]*sync.Mutex{},
@@ -103,11 +105,27 @@ func (p *Proxy) Counts() map[string]int {
 	return out
 }
 
+// Calls is, per operation, the requests that were a call's first attempt
+// (the AWS SDK's amz-sdk-request header says attempt=1, or a client sent
+// none): what the client asked for, without the SDK's own retries of a
+// throttled, failed or timed-out attempt. A request-count bound on
+// deltasync is a bound on these.
+func (p *Proxy) Calls() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]int, len(p.calls))
+	for k, v := range p.calls {
+		out[k] = v
+	}
+	return out
+}
+
 // ResetCounts sets every count to zero and forgets the recorded updates.
 func (p *Proxy) ResetCounts() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.counts = map[string]int{}
+	p.calls = map[string]int{}
 	p.updates = nil
 }
 
@@ -141,6 +159,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Lock()
 	p.counts[op]++
+	if firstAttempt(r.Header.Get("Amz-Sdk-Request")) {
+		p.calls[op]++
+	}
 	latency := p.latency
 	fault, faulted := p.takeFault(op)
 	hold := p.takeHold(op)
@@ -222,4 +243,16 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 	w.WriteHeader(status)
 	b, _ := json.Marshal(map[string]string{"__type": code, "message": msg})
 	_, _ = w.Write(b)
+}
+
+// firstAttempt reads the AWS SDK's amz-sdk-request header ("attempt=2;
+// max=5"): whether the request is a call's first attempt (no header: a
+// client that does not say, counted as one).
+func firstAttempt(h string) bool {
+	for _, part := range strings.Split(h, ";") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "attempt="); ok {
+			return v == "1"
+		}
+	}
+	return true
 }

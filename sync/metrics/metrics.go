@@ -330,18 +330,21 @@ func (m *Metrics) CycleStarted(start time.Time) {
 	m.cycleDone.Set(0)
 }
 
+// CycleTablesListed counts n more tables the running cycle listed.
 func (m *Metrics) CycleTablesListed(n int) {
 	if m != nil {
 		m.cycleListed.Add(float64(n))
 	}
 }
 
+// CycleTableDone counts one table of the running cycle done.
 func (m *Metrics) CycleTableDone() {
 	if m != nil {
 		m.cycleDone.Inc()
 	}
 }
 
+// CycleEnded marks the running cycle ended.
 func (m *Metrics) CycleEnded() {
 	if m != nil {
 		m.cycleInProgress.Set(0)

@@ -1,6 +1,7 @@
 package hms
 
 import (
+	"github.com/deltasync/deltasync/internal/sparkprops"
 	"strings"
 )
 
@@ -10,11 +11,11 @@ import (
 // Delta's own catalog-update hook (DeltaConfig).
 const (
 	KeyProvider            = "spark.sql.sources.provider"
-	KeySchema              = "spark.sql.sources.schema"
-	KeySchemaNumParts      = "spark.sql.sources.schema.numParts"
-	KeySchemaPart          = "spark.sql.sources.schema.part." // + N
-	KeyNumPartCols         = "spark.sql.sources.schema.numPartCols"
-	KeyPartCol             = "spark.sql.sources.schema.partCol." // + N
+	KeySchema              = sparkprops.KeySchema
+	KeySchemaNumParts      = sparkprops.KeySchemaNumParts
+	KeySchemaPart          = sparkprops.KeySchemaPart // + N
+	KeyNumPartCols         = sparkprops.KeyNumPartCols
+	KeyPartCol             = sparkprops.KeyPartCol // + N
 	KeyComment             = "comment"
 	KeyLastUpdateVersion   = "delta.lastUpdateVersion"
 	KeyLastCommitTimestamp = "delta.lastCommitTimestamp"
@@ -41,7 +42,7 @@ const (
 	SerdePath = "path"
 	// SchemaPartLength is where Spark splits spark.sql.sources.schema
 	// (spark.sql.sources.schemaStringLengthThreshold, 4000 characters).
-	SchemaPartLength = 4000
+	SchemaPartLength = sparkprops.SchemaPartLength
 )
 
 // serverOwned are parameters the metastore writes itself (stats, DDL time,
@@ -74,26 +75,4 @@ func reserved(key string) bool {
 // schemaKey reports whether key is one of the spark.sql.sources.schema
 // keys deltasync owns: the schema (whole or in parts) and the partition
 // columns. The bucket and sort keys beside them are Spark's.
-func schemaKey(key string) bool {
-	switch {
-	case key == KeySchema, key == KeySchemaNumParts, key == KeyNumPartCols:
-		return true
-	case strings.HasPrefix(key, KeySchemaPart):
-		return isIndex(key[len(KeySchemaPart):])
-	case strings.HasPrefix(key, KeyPartCol):
-		return isIndex(key[len(KeyPartCol):])
-	}
-	return false
-}
-
-func isIndex(s string) bool {
-	if s == "" || len(s) > 9 {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
+func schemaKey(key string) bool { return sparkprops.SchemaKey(key) }

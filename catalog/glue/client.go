@@ -3,6 +3,7 @@ package glue
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -31,9 +32,13 @@ func (c *Client) Databases(ctx context.Context) ([]string, error) {
 		CatalogId: c.catalogID(), MaxResults: aws.Int32(PageSize),
 	})
 	var names []string
+	var g pageGuard
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
 		if err != nil {
+			return nil, wrap("GetDatabases", "", err)
+		}
+		if err := g.next(out.NextToken); err != nil {
 			return nil, wrap("GetDatabases", "", err)
 		}
 		for _, d := range out.DatabaseList {
@@ -50,9 +55,13 @@ func (c *Client) TablesPages(ctx context.Context, db string, fn func([]types.Tab
 	p := sdkglue.NewGetTablesPaginator(c.api, &sdkglue.GetTablesInput{
 		CatalogId: c.catalogID(), DatabaseName: aws.String(db), MaxResults: aws.Int32(PageSize),
 	})
+	var g pageGuard
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
 		if err != nil {
+			return wrap("GetTables", db, err)
+		}
+		if err := g.next(out.NextToken); err != nil {
 			return wrap("GetTables", db, err)
 		}
 		if err := fn(out.TableList); err != nil {
@@ -145,4 +154,36 @@ func (c *Client) DeleteTable(ctx context.Context, db, name string) error {
 		CatalogId: c.catalogID(), DatabaseName: aws.String(db), Name: aws.String(name),
 	})
 	return wrap("DeleteTable", db+"."+name, err)
+}
+
+// maxListPages bounds one listing: 100,000 pages of at most PageSize
+// entries, far above any catalog, so a server that never stops paging
+// ends the listing with an error instead of running until the deadline.
+const maxListPages = 100_000
+
+// pageGuard refuses a listing whose server never stops paging: a
+// NextToken it answered before (the SDK's paginator would ask for the
+// same page again, forever) or more than maxListPages pages. Such a
+// listing is an error, never a partial listing taken for a whole one.
+type pageGuard struct {
+	pages int
+	seen  map[string]bool
+}
+
+func (g *pageGuard) next(token *string) error {
+	g.pages++
+	if g.pages > maxListPages {
+		return fmt.Errorf("the listing goes on past %d pages: refused", maxListPages)
+	}
+	if token == nil || *token == "" {
+		return nil
+	}
+	if g.seen == nil {
+		g.seen = map[string]bool{}
+	}
+	if g.seen[*token] {
+		return fmt.Errorf("page %d answered a NextToken the listing was given before: the server pages in a loop, listing refused", g.pages)
+	}
+	g.seen[*token] = true
+	return nil
 }

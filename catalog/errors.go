@@ -32,3 +32,28 @@ var ErrOutcomeUnknown = errors.New("catalog: the write's outcome is unknown")
 
 // ErrAlreadyExists means a create found the name taken.
 var ErrAlreadyExists = errors.New("catalog: already exists")
+
+// ClassError is an error of one of this package's classes (Class) whose
+// message is its own: Msg, else Err's. errors.Is finds the class and Err.
+// A kind returns it where its client's error does not answer the class
+// itself.
+type ClassError struct {
+	Class error
+	Msg   string
+	Err   error
+}
+
+func (e *ClassError) Error() string {
+	if e.Msg != "" {
+		return e.Msg
+	}
+	return e.Err.Error()
+}
+
+// Unwrap is the class, and Err when there is one.
+func (e *ClassError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.Class}
+	}
+	return []error{e.Class, e.Err}
+}

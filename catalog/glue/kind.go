@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
-	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,28 +76,6 @@ func (*Kind) Fallback(*catalog.Read, catalog.LogState, *catalog.Edit, *catalog.W
 	return nil
 }
 
-// classed is an error of one of the catalog root's classes whose message
-// is its own (msg, else err's): errors.Is finds the class and err.
-type classed struct {
-	class error
-	msg   string
-	err   error
-}
-
-func (e *classed) Error() string {
-	if e.msg != "" {
-		return e.msg
-	}
-	return e.err.Error()
-}
-
-func (e *classed) Unwrap() []error {
-	if e.err == nil {
-		return []error{e.class}
-	}
-	return []error{e.class, e.err}
-}
-
 // Load reads a table's record: from's listed record when from carries one
 // (the cycle's GetTables page), else GetTable. A record that is not Delta
 // (WhyNotDelta) is an error wrapping catalog.ErrNotDelta, one that cannot
@@ -117,11 +94,11 @@ func (k *Kind) Load(ctx context.Context, name catalog.TableName, from *catalog.L
 		}
 	}
 	if why := WhyNotDelta(t); why != "" {
-		return nil, &classed{class: catalog.ErrNotDelta, msg: "not a Delta table: " + why}
+		return nil, &catalog.ClassError{Class: catalog.ErrNotDelta, Msg: "not a Delta table: " + why}
 	}
 	rec, err := recordOf(name, t)
 	if err != nil {
-		return nil, &classed{class: catalog.ErrUnsupported, err: err}
+		return nil, &catalog.ClassError{Class: catalog.ErrUnsupported, Err: err}
 	}
 	return &catalog.Read{Record: rec, Answer: t}, nil
 }
@@ -266,14 +243,4 @@ func columnsText(cs []Column) string {
 		parts[i] = c.Name + " " + c.Type
 	}
 	return strings.Join(parts, ", ")
-}
-
-// ignored reports whether key matches one of the globs.
-func ignored(key string, globs []string) bool {
-	for _, g := range globs {
-		if ok, _ := path.Match(g, key); ok || g == key {
-			return true
-		}
-	}
-	return false
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"strconv"
 	"strings"
 
@@ -50,7 +49,7 @@ func (k *Kind) Prepare(read *catalog.Read, log catalog.LogState, edit *catalog.E
 		return nil, fmt.Errorf("table %s: no Glue record to plan from", read.Name)
 	}
 	if read.Etag == "" {
-		return nil, &classed{class: catalog.ErrUnsupported, msg: fmt.Sprintf("table %s: the Glue record has no VersionId to guard a write with", read.Name)}
+		return nil, &catalog.ClassError{Class: catalog.ErrUnsupported, Msg: fmt.Sprintf("table %s: the Glue record has no VersionId to guard a write with", read.Name)}
 	}
 	next, err := k.next(stored, desiredOf(log, &read.Record))
 	if err != nil {
@@ -70,13 +69,7 @@ func desiredOf(log catalog.LogState, rec *catalog.Record) Desired {
 	if schema == "" { // elided: the caller made sure the record's schema is it
 		schema, _ = rec.ColumnsAsLog()
 	}
-	props := map[string]string{}
-	maps.Copy(props, log.Configuration)
-	maps.Copy(props, catalog.ProtocolProperties(log.Protocol))
-	if log.Clustering != nil {
-		b, _ := json.Marshal(log.Clustering)
-		props[catalog.PropClusteringColumns] = string(b)
-	}
+	props := catalog.LogProperties(log)
 	return Desired{Schema: schema, PartitionColumns: log.PartitionColumns, Comment: log.Description,
 		Properties: props, Version: log.Version, CommitTimestamp: log.CommitTimestamp}
 }
@@ -85,25 +78,12 @@ func desiredOf(log catalog.LogState, rec *catalog.Record) Desired {
 // to d (Apply), but for the properties the user ignores
 // (diff.ignore_properties), which stay as stored.
 func (k *Kind) next(stored *types.Table, d Desired) (*types.TableInput, error) {
-	for key := range d.Properties {
-		if ignored(key, k.ignore) {
-			delete(d.Properties, key)
-		}
-	}
+	catalog.DropIgnored(d.Properties, k.ignore)
 	next, err := Apply(stored, d)
 	if err != nil {
 		return nil, err
 	}
-	for key, v := range stored.Parameters {
-		if ignored(key, k.ignore) {
-			next.Parameters[key] = v
-		}
-	}
-	for key := range next.Parameters {
-		if _, was := stored.Parameters[key]; !was && ignored(key, k.ignore) {
-			delete(next.Parameters, key)
-		}
-	}
+	catalog.KeepIgnored(stored.Parameters, next.Parameters, k.ignore)
 	return next, nil
 }
 

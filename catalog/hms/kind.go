@@ -85,28 +85,6 @@ func (*Kind) Fallback(*catalog.Read, catalog.LogState, *catalog.Edit, *catalog.W
 	return nil
 }
 
-// classed is an error of one of the catalog root's classes whose message
-// is its own (msg, else err's): errors.Is finds the class and err.
-type classed struct {
-	class error
-	msg   string
-	err   error
-}
-
-func (e *classed) Error() string {
-	if e.msg != "" {
-		return e.msg
-	}
-	return e.err.Error()
-}
-
-func (e *classed) Unwrap() []error {
-	if e.err == nil {
-		return []error{e.class}
-	}
-	return []error{e.class, e.err}
-}
-
 // Load reads a table's record: from's batch-read table when from carries
 // one (the cycle's listing), else get_table_req. A record that is not
 // Delta is an error wrapping catalog.ErrNotDelta, one that cannot be read
@@ -125,11 +103,11 @@ func (k *Kind) Load(ctx context.Context, name catalog.TableName, from *catalog.L
 		}
 	}
 	if !IsDelta(tbl.Thrift) {
-		return nil, &classed{class: catalog.ErrNotDelta, msg: "not a Delta table: " + notDelta(tbl.Thrift)}
+		return nil, &catalog.ClassError{Class: catalog.ErrNotDelta, Msg: "not a Delta table: " + notDelta(tbl.Thrift)}
 	}
 	rec, err := recordOf(name, tbl)
 	if err != nil {
-		return nil, &classed{class: catalog.ErrUnsupported, err: err}
+		return nil, &catalog.ClassError{Class: catalog.ErrUnsupported, Err: err}
 	}
 	return &catalog.Read{Record: rec, Answer: tbl}, nil
 }

@@ -174,7 +174,7 @@ func (k *Kind) Register(ctx context.Context, w *catalog.Write) (*int64, error) {
 		return nil, err
 	}
 	if _, gerr := k.c.GetTable(ctx, name.Schema, name.Table); gerr == nil {
-		return nil, &classed{class: catalog.ErrAlreadyExists, err: err}
+		return nil, &catalog.ClassError{Class: catalog.ErrAlreadyExists, Err: err}
 	}
 	return nil, fmt.Errorf("registering %s: %w", name, err)
 }

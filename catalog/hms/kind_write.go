@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"path"
 	"strings"
 
 	hm "github.com/beltran/gohive/hive_metastore"
@@ -61,13 +59,7 @@ func (k *Kind) desired(log catalog.LogState, rec *catalog.Record) Desired {
 	if schema == "" { // elided: the caller made sure the record's schema is it
 		schema, _ = rec.ColumnsAsLog()
 	}
-	props := map[string]string{}
-	maps.Copy(props, log.Configuration)
-	maps.Copy(props, catalog.ProtocolProperties(log.Protocol))
-	if log.Clustering != nil {
-		b, _ := json.Marshal(log.Clustering)
-		props[catalog.PropClusteringColumns] = string(b)
-	}
+	props := catalog.LogProperties(log)
 	return Desired{Schema: schema, PartitionColumns: log.PartitionColumns, Comment: log.Description,
 		Properties: props, Version: log.Version, CommitTimestamp: log.CommitTimestamp, Columns: k.cols}
 }
@@ -76,35 +68,13 @@ func (k *Kind) desired(log catalog.LogState, rec *catalog.Record) Desired {
 // to the log's (Apply), but for the properties the user ignores
 // (diff.ignore_properties), which stay as stored.
 func (k *Kind) next(stored *hm.Table, d Desired) (*hm.Table, error) {
-	for key := range d.Properties {
-		if ignored(key, k.ignore) {
-			delete(d.Properties, key)
-		}
-	}
+	catalog.DropIgnored(d.Properties, k.ignore)
 	next, err := Apply(stored, d)
 	if err != nil {
 		return nil, err
 	}
-	for key, v := range stored.Parameters {
-		if ignored(key, k.ignore) {
-			next.Parameters[key] = v
-		}
-	}
-	for key := range next.Parameters {
-		if _, was := stored.Parameters[key]; !was && ignored(key, k.ignore) {
-			delete(next.Parameters, key)
-		}
-	}
+	catalog.KeepIgnored(stored.Parameters, next.Parameters, k.ignore)
 	return next, nil
-}
-
-func ignored(key string, globs []string) bool {
-	for _, g := range globs {
-		if ok, _ := path.Match(g, key); ok || g == key {
-			return true
-		}
-	}
-	return false
 }
 
 // Send sends w, prepared by Prepare here or in another process (a saved
@@ -202,7 +172,7 @@ func sendError(err error) error {
 		return &RefusedError{err: err, rf: catalog.Refusal{Type: "InvalidOperationException",
 			Message: strings.TrimPrefix(msg, ErrRefused.Error()+": "), Operation: "alter_table_with_environment_context"}}
 	case errors.Is(err, ErrUnknownFields):
-		return &classed{class: catalog.ErrUnsupported, err: err}
+		return &catalog.ClassError{Class: catalog.ErrUnsupported, Err: err}
 	}
 	return err
 }

@@ -3,7 +3,6 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
-	"path"
 	"reflect"
 	"slices"
 	"sort"
@@ -347,15 +346,7 @@ func featureSet(p catalog.Protocol) []string {
 // ignoredProperty reports keys never compared: server-derived keys and the
 // user's ignore globs.
 func ignoredProperty(key string, ignore []string) bool {
-	if catalog.IsDerivedProperty(key) {
-		return true
-	}
-	for _, g := range ignore {
-		if ok, _ := path.Match(g, key); ok || g == key {
-			return true
-		}
-	}
-	return false
+	return catalog.IsDerivedProperty(key) || catalog.IgnoredProperty(key, ignore)
 }
 
 func diffProperties(log, cat map[string]string, ignore []string) *PropertiesChange {

@@ -56,7 +56,7 @@ func (t catalogTurns) take(ctx context.Context) error {
 func (t catalogTurns) give() { <-t }
 
 // turnKind is the catalog's kind with its reconcile calls (Load, Send)
-// each taking a turn. The calls of adoption (register.go) and the listing
+// each taking a turn. The calls of registration (sync/register) and the listing
 // (discover) are not turned: they are bounded by their own settings.
 type turnKind struct {
 	catalog.Kind

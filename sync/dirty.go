@@ -256,3 +256,25 @@ func (d *Dirty) allUp() bool {
 	}
 	return len(d.sources) > 0
 }
+
+// track makes a table just registered at loc known to the source of work
+// before any reconcile has read its log: Lookup finds it by its root and
+// Target returns t. Nothing about its log is recorded, so no read of it
+// is skipped.
+func (d *Dirty) track(t Target, loc string) {
+	if d == nil {
+		return
+	}
+	name := t.Name.String()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	dt := d.table(name)
+	dt.target = t
+	if root := location.Canonical(loc); root != dt.root {
+		if dt.root != "" {
+			d.index.Remove(dt.root, name)
+		}
+		d.index.Add(root, name)
+		dt.root = root
+	}
+}

@@ -30,7 +30,7 @@ func (r *Reconciler) discover(ctx context.Context, emit func(Target) bool) ([]Sk
 	stopped := false
 	add := func(t Target) bool {
 		key := strings.ToLower(t.Name.String())
-		if !r.opts.Shard.Owns(t.Name.String()) || seen[key] || r.registrar.registeredNow(t.Name.String()) {
+		if !r.opts.Shard.Owns(t.Name.String()) || seen[key] || r.registrar.Busy(t.Name.String()) {
 			return true
 		}
 		seen[key] = true
@@ -42,7 +42,9 @@ func (r *Reconciler) discover(ctx context.Context, emit func(Target) bool) ([]Sk
 		if !ok {
 			// A table a register rule describes is kept in sync unless
 			// a tables[] rule says otherwise.
-			mode, ok = r.registrar.registeredMode(n, &l)
+			if r.registrar.Describes(n, l.Location) {
+				mode, ok = ModeSync, true
+			}
 		}
 		if !ok || !r.opts.Shard.Owns(n.String()) {
 			return true
@@ -78,7 +80,7 @@ type scope struct{ r *Reconciler }
 
 func (s scope) Catalogs() ([]string, bool) {
 	catalogs, all := s.r.opts.Selector.Catalogs()
-	ac, aall := s.r.registrar.catalogs()
+	ac, aall := s.r.registrar.Catalogs()
 	if aall {
 		return nil, true
 	}
@@ -91,7 +93,7 @@ func (s scope) Catalogs() ([]string, bool) {
 }
 
 func (s scope) MayMatchSchema(catalogName, schema string) bool {
-	return s.r.opts.Selector.MayMatchSchema(catalogName, schema) || s.r.registrar.mayMatchSchema(catalogName, schema)
+	return s.r.opts.Selector.MayMatchSchema(catalogName, schema) || s.r.registrar.MayMatchSchema(catalogName, schema)
 }
 
 func (s scope) Wants(n catalog.TableName) bool {
@@ -101,7 +103,7 @@ func (s scope) Wants(n catalog.TableName) bool {
 	if _, ok := s.r.opts.Selector.Match(n.Catalog, n.Schema, n.Table); ok {
 		return true
 	}
-	return s.r.registrar.mayMatchSchema(n.Catalog, n.Schema) // read, to see whether a register rule describes it
+	return s.r.registrar.MayMatchSchema(n.Catalog, n.Schema) // read, to see whether a register rule describes it
 }
 
 func sortSkipped(s []Skipped) []Skipped {

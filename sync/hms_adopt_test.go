@@ -15,6 +15,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog/hms"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/register"
 )
 
 // Adoption into a Hive Metastore (register rules), against the fake as
@@ -36,7 +37,7 @@ func (e *hmsEnv) ensureDB() {
 
 // adopting is a reconciler with one register rule and no tables[] rule
 // (what it maintains, adoption selects).
-func (e *hmsEnv) adopting(rule sync.RegisterRule, mutate ...func(*sync.Options)) *sync.Reconciler {
+func (e *hmsEnv) adopting(rule register.Rule, mutate ...func(*sync.Options)) *sync.Reconciler {
 	e.t.Helper()
 	sel, err := sync.NewSelector(nil)
 	if err != nil {
@@ -47,7 +48,7 @@ func (e *hmsEnv) adopting(rule sync.RegisterRule, mutate ...func(*sync.Options))
 		e.t.Fatal(err)
 	}
 	o := sync.Options{Catalog: hms.NewKind(e.client, hms.KindOptions{LockWait: 2 * time.Second}), Selector: sel, Concurrency: 2, Storage: pol,
-		Register: &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}}, ResyncInterval: time.Hour}
+		Register: &register.Options{Rules: []register.Rule{rule}}, ResyncInterval: time.Hour}
 	for _, m := range mutate {
 		m(&o)
 	}
@@ -137,7 +138,7 @@ func TestHMSAdopt(t *testing.T) {
 			t.Fatal(err)
 		}
 		tables := []string{"colmap", "partitioned", "plain"}
-		rule := sync.RegisterRule{Location: "file://" + root + "/{schema}/{table}", Name: "hive.{schema}.{table}"}
+		rule := register.Rule{Location: "file://" + root + "/{schema}/{table}", Name: "hive.{schema}.{table}"}
 		ctx := context.Background()
 		want := func(o sync.Outcome) map[string]string {
 			m := map[string]string{}
@@ -209,7 +210,7 @@ func TestHMSAdoptRefuses(t *testing.T) {
 		e.ensureDB()
 		ctx := context.Background()
 		root := filepath.Join(t.TempDir(), "lake")
-		rule := sync.RegisterRule{Location: "file://" + root + "/{schema}/{table}", Name: "hive.{schema}.{table}"}
+		rule := register.Rule{Location: "file://" + root + "/{schema}/{table}", Name: "hive.{schema}.{table}"}
 
 		// Taken at another location.
 		adoptTable(t, py, filepath.Join(root, e.db, "taken"), "plain")
@@ -356,7 +357,7 @@ func TestHMSWarnRuleNeverRegisters(t *testing.T) {
 		for _, table := range []string{"warned", "adopted"} {
 			copyLog(t, "data-skipping-change-stats-collected-across-versions", filepath.Join(root, e.db, table), -1)
 		}
-		rule := sync.RegisterRule{Location: "file://" + root + "/{schema}/{table}", Name: "hive.{schema}.{table}"}
+		rule := register.Rule{Location: "file://" + root + "/{schema}/{table}", Name: "hive.{schema}.{table}"}
 		warned, adopted := "hive."+e.db+".warned", "hive."+e.db+".adopted"
 		sel, err := sync.NewSelector([]sync.Rule{{Include: []string{warned}, Mode: sync.ModeWarn}})
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/sync/plan"
+	"github.com/deltasync/deltasync/sync/register"
 )
 
 // This file holds the words a reconcile is reported in: what it did
@@ -91,7 +92,15 @@ func flagged(reason ErrorReason, err error) error {
 // its result was not confirmed.
 func (res *Result) fail(err error) Result {
 	var p *problem
-	if !errors.As(err, &p) {
+	var rp *register.Problem
+	switch {
+	case errors.As(err, &p):
+	case errors.As(err, &rp):
+		p = &problem{outcome: OutcomeFailed, reason: ErrorReason(rp.Reason), err: err}
+		if rp.Flagged {
+			p.outcome = OutcomeFlagged
+		}
+	default:
 		p = &problem{outcome: OutcomeFailed, reason: ReasonInternal, err: err}
 	}
 	res.Outcome, res.Status, res.ErrorReason, res.Reason = p.outcome, StatusUnknown, p.reason, err.Error()

@@ -12,6 +12,7 @@ import (
 	"github.com/deltasync/deltasync/catalog"
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/sync/plan"
+	"github.com/deltasync/deltasync/sync/register"
 )
 
 // Target is one table a cycle reconciles.
@@ -55,8 +56,8 @@ type Result struct {
 	// pre-flight check did); ErrorReason is then ReasonRefused.
 	Refused *catalog.Refusal `json:"refused,omitempty"`
 	// Registration is what a register rule creates (or would) for a
-	// table found in storage (register.go).
-	Registration *Registration `json:"register,omitempty"`
+	// table found in storage (package sync/register).
+	Registration *register.Registration `json:"register,omitempty"`
 	// Held is HeldDestructive when the update carries destructive changes
 	// and the table's rule holds them (OnDestructiveHold): nothing of it
 	// was sent. Updates and Actions are then what was held.

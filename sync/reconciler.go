@@ -17,6 +17,7 @@ import (
 	"github.com/deltasync/deltasync/sync/location"
 	"github.com/deltasync/deltasync/sync/metrics"
 	"github.com/deltasync/deltasync/sync/plan"
+	"github.com/deltasync/deltasync/sync/register"
 )
 
 // Options configures a Reconciler. Catalog and Selector are required.
@@ -92,8 +93,8 @@ type Options struct {
 	Now func() time.Time
 
 	// Register, when set with rules, registers the Delta tables found in
-	// storage under its location templates (register.go).
-	Register *RegisterOptions
+	// storage under its location templates (package sync/register).
+	Register *register.Options
 
 	// ShutdownDrain bounds a table in flight once the cycle's context is
 	// cancelled (default DefaultShutdownDrain).
@@ -117,7 +118,7 @@ type Reconciler struct {
 	// LogOptions and the storage metrics' observer.
 	logOptions []deltalog.Option
 	// registrar registers tables found in storage (nil: no register rules).
-	registrar *registrar
+	registrar *register.Registrar
 	// kind is Options.Catalog, its reconcile calls taking turns
 	// (concurrency.go).
 	kind turnKind
@@ -186,7 +187,7 @@ func New(opts Options) (*Reconciler, error) {
 	r := &Reconciler{opts: opts, log: l, tables: map[string]*tableState{}}
 	r.turns = make(catalogTurns, opts.Concurrency)
 	r.kind = turnKind{Kind: opts.Catalog, turns: r.turns}
-	a, err := newRegistrar(opts.Register, opts.Storage)
+	a, err := register.New(opts.Register, r.kind, registerHost{r: r, policy: opts.Storage})
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +269,7 @@ func (r *Reconciler) Sync(ctx context.Context) *Report {
 	log := r.log.With(zap.Int64("cycle", cycle))
 	rep := &Report{Cycle: cycle, Started: start, DryRun: r.opts.DryRun, Register: r.registrar != nil}
 	rep.Results = r.registerFound(ctx, log)
-	listed := r.registrar.keep()
+	listed := r.registrar.Kept()
 
 	// Tables are handed to the workers as their listing page arrives.
 	jobs := make(chan Target, listBuffer)

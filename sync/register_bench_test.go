@@ -17,6 +17,7 @@ import (
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/internal/fakes3"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/register"
 )
 
 // BenchmarkAdoptS3 discovers and registers N tables (default 10,000;
@@ -72,7 +73,7 @@ func BenchmarkAdoptS3(b *testing.B) {
 		sel, _ := sync.NewSelector(nil)
 		r, err := sync.New(sync.Options{Catalog: kindOf(cl), Selector: sel, Storage: pol, Concurrency: 16, ResyncInterval: time.Hour,
 			LogOptions: []deltalog.Option{deltalog.WithConcurrentObserver(c.observeStorage)},
-			Register:   &sync.RegisterOptions{Rules: []sync.RegisterRule{{Location: "s3://lake/w/{schema}/{table}", Name: "main.{schema}.{table}"}}}})
+			Register:   &register.Options{Rules: []register.Rule{{Location: "s3://lake/w/{schema}/{table}", Name: "main.{schema}.{table}"}}}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/deltasync/deltasync/deltalog"
 	"github.com/deltasync/deltasync/internal/testenv"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/register"
 )
 
 // Adoption against the real parts: delta-rs tables and real corpus logs
@@ -147,12 +148,12 @@ func (e *env) in(schema string) *env {
 
 // adopting is a reconciler with one register rule and no tables[] rule,
 // counting its requests in c.
-func (e *env) adopting(c *adoptCounter, rule sync.RegisterRule, mutate ...func(*sync.Options)) *sync.Reconciler {
+func (e *env) adopting(c *adoptCounter, rule register.Rule, mutate ...func(*sync.Options)) *sync.Reconciler {
 	e.t.Helper()
 	return e.reconciler(nil, append([]func(*sync.Options){func(o *sync.Options) {
 		o.Catalog = kindOf(e.countingClient(c))
 		o.LogOptions = []deltalog.Option{deltalog.WithConcurrentObserver(c.observeStorage)}
-		o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}}
+		o.Register = &register.Options{Rules: []register.Rule{rule}}
 		o.ResyncInterval = time.Hour
 	}}, mutate...)...)
 }
@@ -203,7 +204,7 @@ func TestAdoptRegistersTablesUnderTemplate(t *testing.T) {
 	e.addSchema("ops")
 	root := filepath.Join(t.TempDir(), "lake")
 	tables := adoptLake(t, py, root)
-	rule := sync.RegisterRule{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
+	rule := register.Rule{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
 	ctx := context.Background()
 
 	// plan: would register rows, nothing created.
@@ -233,7 +234,7 @@ func TestAdoptRegistersTablesUnderTemplate(t *testing.T) {
 		Tables []struct {
 			Table    string
 			Outcome  string
-			Register *sync.Registration
+			Register *register.Registration
 		}
 		Summary map[string]int
 	}
@@ -365,11 +366,11 @@ func TestAdoptFlagsWhatItMustNotRegister(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rule := sync.RegisterRule{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
+	rule := register.Rule{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
 	c := newAdoptCounter()
 	r := e.reconciler(nil, func(o *sync.Options) {
 		o.Catalog = kindOf(e.countingClient(c))
-		o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}, MaxPerCycle: 1}
+		o.Register = &register.Options{Rules: []register.Rule{rule}, MaxPerCycle: 1}
 		pol, err := sync.NewStoragePolicy([]string{"file://" + filepath.ToSlash(root) + "/**"}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -442,7 +443,7 @@ func TestAdoptFlagsWhatItMustNotRegister(t *testing.T) {
 	// creates the missing schema.
 	r2 := e.reconciler(nil, func(o *sync.Options) {
 		o.Catalog = kindOf(e.countingClient(c))
-		o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}, CreateSchemas: true}
+		o.Register = &register.Options{Rules: []register.Rule{rule}, CreateSchemas: true}
 		pol, _ := sync.NewStoragePolicy([]string{"file://" + filepath.ToSlash(root) + "/**"}, nil)
 		o.Storage = pol
 	})
@@ -472,22 +473,22 @@ func TestAdoptTemplateOutsideAllowList(t *testing.T) {
 	sel, _ := sync.NewSelector(nil)
 	c, _ := uc.New("http://127.0.0.1:1/api/2.1/unity-catalog", uc.Options{})
 	for _, tc := range []struct {
-		rule sync.RegisterRule
+		rule register.Rule
 		want string
 	}{
-		{sync.RegisterRule{Location: "s3://other/{schema}/{table}", Name: "main.{schema}.{table}"}, "outside storage.allowed_locations"},
-		{sync.RegisterRule{Location: "s3://lake/warehouse/x{schema}/{table}", Name: "main.{schema}.{table}"}, "whole path segment"},
-		{sync.RegisterRule{Location: "s3://lake/warehouse/{schema}/{table}", Name: "main.{table}"}, "want catalog.schema.table"},
-		{sync.RegisterRule{Location: "s3://lake/warehouse/{schema}/{table}", Name: "main.sales.{table}"}, "does not use {schema}"},
-		{sync.RegisterRule{Location: "s3://lake/warehouse/{schema}/{table}", Name: "main.{db}.{table}"}, "{db} is not a variable"},
-		{sync.RegisterRule{Location: "s3://lake/warehouse/{schema}/{table}", Name: "Main.{schema}.{table}"}, "not a name the catalog stores as written"},
+		{register.Rule{Location: "s3://other/{schema}/{table}", Name: "main.{schema}.{table}"}, "outside storage.allowed_locations"},
+		{register.Rule{Location: "s3://lake/warehouse/x{schema}/{table}", Name: "main.{schema}.{table}"}, "whole path segment"},
+		{register.Rule{Location: "s3://lake/warehouse/{schema}/{table}", Name: "main.{table}"}, "want catalog.schema.table"},
+		{register.Rule{Location: "s3://lake/warehouse/{schema}/{table}", Name: "main.sales.{table}"}, "does not use {schema}"},
+		{register.Rule{Location: "s3://lake/warehouse/{schema}/{table}", Name: "main.{db}.{table}"}, "{db} is not a variable"},
+		{register.Rule{Location: "s3://lake/warehouse/{schema}/{table}", Name: "Main.{schema}.{table}"}, "not a name the catalog stores as written"},
 	} {
-		_, err := sync.New(sync.Options{Catalog: kindOf(c), Selector: sel, Storage: pol, Register: &sync.RegisterOptions{Rules: []sync.RegisterRule{tc.rule}}})
+		_, err := sync.New(sync.Options{Catalog: kindOf(c), Selector: sel, Storage: pol, Register: &register.Options{Rules: []register.Rule{tc.rule}}})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want an error with %q", tc.rule, err, tc.want)
 		}
 	}
-	if _, err := sync.New(sync.Options{Catalog: kindOf(c), Selector: sel, Storage: pol, Register: &sync.RegisterOptions{Rules: []sync.RegisterRule{
+	if _, err := sync.New(sync.Options{Catalog: kindOf(c), Selector: sel, Storage: pol, Register: &register.Options{Rules: []register.Rule{
 		{Location: "s3://lake/warehouse/{schema}/{table}", Name: "main.{schema}.raw_{table}"}}}}); err != nil {
 		t.Errorf("a valid rule: %v", err)
 	}
@@ -495,13 +496,13 @@ func TestAdoptTemplateOutsideAllowList(t *testing.T) {
 
 func TestNormalizeName(t *testing.T) {
 	for in, want := range map[string]string{"Sales-EU": "sales_eu", "orders": "orders", "a.b c": "a_b_c", "Ünï": "_n_", "x@1": "x_1"} {
-		got, err := sync.NormalizeName(in)
+		got, err := register.NormalizeName(in)
 		if err != nil || got != want {
 			t.Errorf("NormalizeName(%q) = %q, %v, want %q", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"", strings.Repeat("a", 256)} {
-		if _, err := sync.NormalizeName(bad); err == nil {
+		if _, err := register.NormalizeName(bad); err == nil {
 			t.Errorf("NormalizeName(%q...) accepted", bad[:min(len(bad), 8)])
 		}
 	}
@@ -589,7 +590,7 @@ func TestAdoptFailedCreate(t *testing.T) {
 	}
 	r := e.reconciler(nil, func(o *sync.Options) {
 		o.Catalog = kindOf(cl)
-		o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}}}
+		o.Register = &register.Options{Rules: []register.Rule{{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}}}
 	})
 	rep := r.Sync(ctx)
 	res := resultsByTable(rep)[e.name("half").String()]
@@ -636,7 +637,7 @@ func TestAdoptOnS3(t *testing.T) {
 	bo, _ := bucketOptions(l.location("x"))
 	e.buckets = append(e.buckets, bo)
 	e.allowed = append(e.allowed, "s3://lake/w/**")
-	rule := sync.RegisterRule{Location: "s3://lake/w/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
+	rule := register.Rule{Location: "s3://lake/w/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
 	c := newAdoptCounter()
 	once := e.adopting(c, rule, func(o *sync.Options) { o.Register.ListPageSize = 2 })
 	rep := once.Sync(context.Background())

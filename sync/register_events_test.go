@@ -18,6 +18,7 @@ import (
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/events"
 	"github.com/deltasync/deltasync/sync/plan"
+	"github.com/deltasync/deltasync/sync/register"
 )
 
 // waitWithin polls ok until it holds or the deadline passes.
@@ -50,7 +51,7 @@ func TestAdoptFromEventsDeltaRS(t *testing.T) {
 	e := newEnv(t)
 	e.addSchema("sales")
 	c := newAdoptCounter()
-	rule := sync.RegisterRule{Location: "s3://lake/w/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
+	rule := register.Rule{Location: "s3://lake/w/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
 	rg := newEventRigWith(t, e, func(o *events.Options) {
 		o.Sources = []events.Source{{Name: subURL, Open: func(ctx context.Context) (*pubsub.Subscription, func(), error) {
 			sub, err := pubsub.OpenSubscription(ctx, subURL)
@@ -59,7 +60,7 @@ func TestAdoptFromEventsDeltaRS(t *testing.T) {
 	}, func(o *sync.Options) {
 		o.Selector, _ = sync.NewSelector(nil) // no tables[] rule: the register rule alone
 		o.Catalog = kindOf(e.countingClient(c))
-		o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}, Interval: 6 * time.Hour}
+		o.Register = &register.Options{Rules: []register.Rule{rule}, Interval: 6 * time.Hour}
 		o.ResyncInterval = time.Hour
 		o.Logger = zaptest.NewLogger(t)
 	})
@@ -161,7 +162,7 @@ func TestAdoptEventRacesDiscovery(t *testing.T) {
 		c := newAdoptCounter()
 		r := e.reconciler(nil, func(o *sync.Options) {
 			o.Catalog = kindOf(e.countingClient(c))
-			o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{{Location: "s3://lake/w/" + name, Name: e.catalog + "." + e.schema + "." + name}}}
+			o.Register = &register.Options{Rules: []register.Rule{{Location: "s3://lake/w/" + name, Name: e.catalog + "." + e.schema + "." + name}}}
 			o.Dirty = sync.NewDirty(sync.DirtyOptions{})
 		})
 		root := "s3://lake/w/" + name
@@ -217,7 +218,7 @@ func TestAdoptEventChecks(t *testing.T) {
 	c := newAdoptCounter()
 	r := e.reconciler(nil, func(o *sync.Options) {
 		o.Catalog = kindOf(e.countingClient(c))
-		o.Register = &sync.RegisterOptions{MaxPerCycle: 1, Rules: []sync.RegisterRule{
+		o.Register = &register.Options{MaxPerCycle: 1, Rules: []register.Rule{
 			{Location: "s3://lake/w/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}}}
 	})
 	for root, want := range map[string]string{
@@ -257,7 +258,7 @@ func TestAdoptEventAheadOfTheLog(t *testing.T) {
 	e := uctestEnv(t)
 	rg := newEventRigWith(t, e, nil, func(o *sync.Options) {
 		o.Selector, _ = sync.NewSelector(nil)
-		o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{{Location: "s3://lake/w/{table}", Name: e.catalog + "." + e.schema + ".{table}"}}, Interval: 6 * time.Hour}
+		o.Register = &register.Options{Rules: []register.Rule{{Location: "s3://lake/w/{table}", Name: e.catalog + "." + e.schema + ".{table}"}}, Interval: 6 * time.Hour}
 	})
 	ctx := context.Background()
 	rg.rec.Sync(ctx) // start-up discovery: nothing there yet

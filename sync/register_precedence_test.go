@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/register"
 )
 
 // TestExplicitWarnRuleWinsOverRegisterRule: two registered tables live
@@ -34,7 +35,7 @@ func explicitWarnWins(t *testing.T, e *env) {
 		}
 		copyLog(t, src, dir, -1) // v2..v4: properties changed
 	}
-	rule := sync.RegisterRule{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
+	rule := register.Rule{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
 	warned, adopted := e.name("warned").String(), e.name("adopted").String()
 	etag := e.record("warned").Etag
 
@@ -42,7 +43,7 @@ func explicitWarnWins(t *testing.T, e *env) {
 	explicit := []sync.Rule{{Include: []string{warned}, Mode: sync.ModeWarn}}
 	d := e.reconciler(explicit, func(o *sync.Options) {
 		o.Catalog = kindOf(e.countingClient(cnt))
-		o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}}
+		o.Register = &register.Options{Rules: []register.Rule{rule}}
 	})
 	for i := range 2 {
 		cnt.reset()
@@ -72,7 +73,7 @@ func explicitWarnWins(t *testing.T, e *env) {
 
 	// The reverse: the register rule alone maintains the same table in
 	// mode sync, and writes it.
-	r := e.reconciler(nil, func(o *sync.Options) { o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}} })
+	r := e.reconciler(nil, func(o *sync.Options) { o.Register = &register.Options{Rules: []register.Rule{rule}} })
 	if w := resultsByTable(r.Sync(ctx))[warned]; w.Mode != sync.ModeSync || w.Outcome != sync.OutcomeSynced {
 		t.Fatalf("register rule alone: %s mode %s %s (%s), want mode sync, synced", warned, w.Mode, w.Outcome, w.Reason)
 	}
@@ -98,12 +99,12 @@ func warnNeverRegisters(t *testing.T, e *env) {
 	for _, table := range []string{"warned", "adopted"} {
 		copyLog(t, src, filepath.Join(root, e.schema, table), -1)
 	}
-	rule := sync.RegisterRule{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
+	rule := register.Rule{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
 	warned, adopted := e.name("warned").String(), e.name("adopted").String()
 	cnt := newAdoptCounter()
 	d := e.reconciler([]sync.Rule{{Include: []string{warned}, Mode: sync.ModeWarn}}, func(o *sync.Options) {
 		o.Catalog = kindOf(e.countingClient(cnt))
-		o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}}
+		o.Register = &register.Options{Rules: []register.Rule{rule}}
 	})
 	for i := range 2 {
 		cnt.reset()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/deltasync/deltasync/internal/testenv"
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/register"
 )
 
 // TestAdoptShards: two shard processes discovering the same directories
@@ -24,7 +25,7 @@ func TestAdoptShards(t *testing.T) {
 	for i := range n {
 		copyLog(t, "delta-0.8.0", filepath.Join(root, "ops", fmt.Sprintf("t%02d", i)), -1)
 	}
-	rule := sync.RegisterRule{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
+	rule := register.Rule{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
 	ctx := context.Background()
 	created := 0
 	seen := map[string]int{}
@@ -80,7 +81,7 @@ func TestAdoptEventShards(t *testing.T) {
 	for i := range 6 {
 		l.seed("delta-0.8.0", fmt.Sprintf("t%d", i), -1)
 	}
-	rule := sync.RegisterRule{Location: "s3://lake/w/{table}", Name: e.catalog + "." + e.schema + ".{table}"}
+	rule := register.Rule{Location: "s3://lake/w/{table}", Name: e.catalog + "." + e.schema + ".{table}"}
 	owned := map[int]int{}
 	for i := range 6 {
 		root := fmt.Sprintf("s3://lake/w/t%d", i)
@@ -88,7 +89,7 @@ func TestAdoptEventShards(t *testing.T) {
 		for s := range 2 {
 			shard := sync.Shard{Index: s, Count: 2}
 			r := e.reconciler(nil, func(o *sync.Options) {
-				o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}}
+				o.Register = &register.Options{Rules: []register.Rule{rule}}
 				o.Shard = shard
 			})
 			_, ok := r.RegisterCandidate(root)

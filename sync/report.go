@@ -12,6 +12,7 @@ import (
 
 	"github.com/deltasync/deltasync/internal/textfmt"
 	"github.com/deltasync/deltasync/sync/plan"
+	"github.com/deltasync/deltasync/sync/register"
 )
 
 // ReportFormatVersion is the format_version of the JSON report.
@@ -85,7 +86,7 @@ type SummaryCounts struct {
 	// Refused counts the flagged tables whose update the catalog refused
 	// (ErrorReason refused); the JSON summary has it only when non-zero.
 	Refused int `json:"refused,omitempty"`
-	// Adoption (register.go): tables registered, that a run would register
+	// Registration (sync/register): tables registered, that a run would register
 	// (or that wait for the next cycle), found recorded under another
 	// name, and records whose location holds no Delta log.
 	Registered        int `json:"registered,omitempty"`
@@ -377,7 +378,7 @@ func formatVersion(v *int64) string {
 }
 
 // writeRegistration renders what a registration creates.
-func writeRegistration(b *strings.Builder, reg *Registration) {
+func writeRegistration(b *strings.Builder, reg *register.Registration) {
 	fmt.Fprintf(b, "  location: %s\n", reg.Location)
 	if reg.CreateSchema {
 		b.WriteString("  schema: created first (register.create_schemas)\n")

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/deltasync/deltasync/sync/location"
+	"github.com/deltasync/deltasync/sync/register"
 )
 
 // The catalog names where each table lives, but anyone who may create or
@@ -154,6 +155,15 @@ type LocationError struct {
 	Reason   string
 }
 
+// Is reports a location outside the allow-list as
+// register.ErrOutsideAllowed.
+func (e *LocationError) Is(target error) bool {
+	return target == register.ErrOutsideAllowed && e.Reason == reasonOutside
+}
+
+// reasonOutside is the reason of a location outside the allow-list.
+const reasonOutside = "outside storage.allowed_locations"
+
 func (e *LocationError) Error() string {
 	return fmt.Sprintf("storage location %s refused, not read: %s", e.Location, e.Reason)
 }
@@ -180,7 +190,7 @@ func (p *StoragePolicy) Resolve(raw string) (location.Location, string, error) {
 		return location.Location{}, "", &LocationError{Location: printable(raw), Reason: err.Error()}
 	}
 	if !p.allows(l) {
-		return location.Location{}, "", &LocationError{Location: l.String(), Reason: "outside storage.allowed_locations"}
+		return location.Location{}, "", &LocationError{Location: l.String(), Reason: reasonOutside}
 	}
 	if l.Scheme == "file" {
 		u := url.URL{Scheme: l.Scheme, Path: l.Path}

@@ -110,7 +110,7 @@ func (k *Kind) Schemas(ctx context.Context, catalogName string) (map[string]bool
 }
 
 // Tables hands fn each GetTables page of a database (Name, Location,
-// Type, ID; not the records, which adoption does not keep). A database
+// Type, ID; not the records, which registration does not keep). A database
 // that does not exist has no tables.
 func (k *Kind) Tables(ctx context.Context, catalogName, schema string, fn func([]catalog.Listed) error) error {
 	err := k.c.TablesPages(ctx, schema, func(page []types.Table) error {

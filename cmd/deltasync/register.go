@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/deltasync/deltasync/sync"
+	"github.com/deltasync/deltasync/sync/register"
 )
 
 // registerConfig is the `register:` section: rules that make deltasync
 // create the catalog record of each Delta table it finds in storage under
-// a location template (sync.RegisterOptions). Opt-in: with no rule nothing
+// a location template (register.Options). Opt-in: with no rule nothing
 // is ever created.
 type registerConfig struct {
 	Rules []registerRule `json:"rules"`
@@ -51,20 +52,20 @@ func (r *registerConfig) fill() {
 }
 
 // options are the sync options of the section (nil without rules).
-func (r *registerConfig) options() *sync.RegisterOptions {
+func (r *registerConfig) options() *register.Options {
 	if r == nil || len(r.Rules) == 0 {
 		return nil
 	}
 	r.fill()
-	o := &sync.RegisterOptions{Interval: time.Duration(*r.Interval), MaxPerCycle: *r.MaxPerCycle, CreateSchemas: r.CreateSchemas}
+	o := &register.Options{Interval: time.Duration(*r.Interval), MaxPerCycle: *r.MaxPerCycle, CreateSchemas: r.CreateSchemas}
 	for _, rule := range r.Rules {
-		o.Rules = append(o.Rules, sync.RegisterRule{Location: rule.Location, Name: rule.Name})
+		o.Rules = append(o.Rules, register.Rule{Location: rule.Location, Name: rule.Name})
 	}
 	return o
 }
 
 // buildRegister checks the register section and sets the reconcile's
-// RegisterOptions (nil without rules). Each problem is named by its key:
+// register.Options (nil without rules). Each problem is named by its key:
 // register.rules[i].location, register.rules[i].name, register.interval,
 // register.max_per_cycle. A template outside storage.allowed_locations is
 // one of them.
@@ -105,7 +106,7 @@ func (s *settings) buildRegister(p *problems) {
 // registerKey names a template sync refused by its config key
 // (register.rules[i].location, register.rules[i].name); other errors pass.
 func registerKey(e error) error {
-	var te *sync.TemplateError
+	var te *register.TemplateError
 	if !errors.As(e, &te) {
 		return e
 	}

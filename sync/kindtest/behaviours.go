@@ -12,6 +12,7 @@ import (
 	"github.com/deltasync/deltasync/sync"
 	"github.com/deltasync/deltasync/sync/audit"
 	"github.com/deltasync/deltasync/sync/change"
+	"github.com/deltasync/deltasync/sync/register"
 )
 
 // conf30 and conf60 are the log properties of version 0 and of a later
@@ -238,9 +239,9 @@ func adopt(t *testing.T, s *suite) {
 	for _, n := range []string{"ad_new", "ad_warn"} {
 		Commit(t, root+"/"+s.h.Schema()+"/"+n, 0, Schema, conf30)
 	}
-	rule := sync.RegisterRule{Location: "file://" + root + "/{schema}/{table}", Name: s.h.CatalogName() + ".{schema}.{table}"}
+	rule := register.Rule{Location: "file://" + root + "/{schema}/{table}", Name: s.h.CatalogName() + ".{schema}.{table}"}
 	r := s.reconciler(s.h.Options(t, s.base([]sync.Rule{{Include: []string{s.full("ad_warn")}, Mode: sync.ModeWarn}}, func(o *sync.Options) {
-		o.Register = &sync.RegisterOptions{Rules: []sync.RegisterRule{rule}}
+		o.Register = &register.Options{Rules: []register.Rule{rule}}
 		o.ResyncInterval = time.Hour
 	})))
 	for i := range 2 {

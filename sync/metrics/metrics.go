@@ -36,7 +36,7 @@ type Metrics struct {
 	cycleListed         prometheus.Gauge
 	cycleDone           prometheus.Gauge
 	catalogRetryWaiting prometheus.Gauge
-	// Adoption (register.go).
+	// Registration (sync/register).
 	discovered    prometheus.Gauge
 	registrations *prometheus.CounterVec
 	// readPool is the process's log-read memory pool (ObserveReadPool).

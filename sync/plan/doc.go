@@ -7,6 +7,6 @@
 // It does no I/O and imports neither sync nor deltalog: sync reads both
 // sides, builds the values here, and acts on the Plan. That keeps the
 // comparison testable alone (go test ./sync/plan/ runs in well under a
-// second) and lets change control, adoption and reports enumerate a plan's
+// second) and lets change control, registration and reports enumerate a plan's
 // changes without a reconciler.
 package plan

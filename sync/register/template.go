@@ -1,6 +1,7 @@
-package sync
+package register
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -14,11 +15,11 @@ import (
 // and a name template ("main.{schema}.{table}") built from them, and the
 // normalisation that turns a directory name into a name the catalog accepts.
 
-// RegisterRule maps the Delta tables found under a location template to
+// Rule maps the Delta tables found under a location template to
 // catalog names. Location's path segments are literal or "{var}" (a whole
 // segment); Name is catalog.schema.table, each part literal text mixed with
 // "{var}" of the location. A Location without variables names one table.
-type RegisterRule struct {
+type Rule struct {
 	Location string
 	Name     string
 }
@@ -54,10 +55,10 @@ func NormalizeName(s string) (string, error) {
 
 var templateVar = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
-// regTemplate is one compiled register rule.
-type regTemplate struct {
+// template is one compiled register rule.
+type template struct {
 	index int
-	rule  RegisterRule
+	rule  Rule
 	// root is the location with the path cut before the first variable
 	// segment; segs are the path segments after it, literal or variables.
 	root location.Location
@@ -86,13 +87,13 @@ func (e *TemplateError) Error() string {
 
 func (e *TemplateError) Unwrap() error { return e.Err }
 
-// compileRegisterRule parses rule i and checks its location lies inside the
-// storage policy's allow-list.
-func compileRegisterRule(i int, rule RegisterRule, policy *StoragePolicy) (*regTemplate, error) {
+// compile parses rule i and checks its location lies inside the
+// storage policy's allow-list (Host.Resolve).
+func compile(i int, rule Rule, host Host) (*template, error) {
 	terr := func(field, format string, args ...any) error {
 		return &TemplateError{Rule: i, Field: field, Err: fmt.Errorf(format, args...)}
 	}
-	t := &regTemplate{index: i, rule: rule}
+	t := &template{index: i, rule: rule}
 	raw := strings.TrimSpace(rule.Location)
 	if raw == "" {
 		return nil, terr("Location", "empty")
@@ -139,9 +140,8 @@ func compileRegisterRule(i int, rule RegisterRule, policy *StoragePolicy) (*regT
 	if err != nil {
 		return nil, terr("Location", "%q: %v", raw, err)
 	}
-	if _, _, err := policy.Resolve(l.String()); err != nil {
-		var le *LocationError
-		if asLocationError(err, &le) && le.Reason == "outside storage.allowed_locations" {
+	if _, _, err := host.Resolve(l.String()); err != nil {
+		if errors.Is(err, ErrOutsideAllowed) {
 			return nil, terr("Location", "%q lies outside storage.allowed_locations", raw)
 		}
 		return nil, terr("Location", "%q: %v", raw, err)
@@ -209,14 +209,6 @@ func compileRegisterRule(i int, rule RegisterRule, policy *StoragePolicy) (*regT
 	return t, nil
 }
 
-func asLocationError(err error, le **LocationError) bool {
-	e, ok := err.(*LocationError)
-	if ok {
-		*le = e
-	}
-	return ok
-}
-
 func placeholder(i int) string { return fmt.Sprintf("deltasync-var-%d-x", i) }
 
 func placeholderIndex(s string) (int, bool) {
@@ -228,7 +220,7 @@ func placeholderIndex(s string) (int, bool) {
 }
 
 // nameFor builds the normalised table name from the variables' values.
-func (t *regTemplate) nameFor(vals map[string]string) (catalog.TableName, error) {
+func (t *template) nameFor(vals map[string]string) (catalog.TableName, error) {
 	var out [3]string
 	for k, pieces := range t.name {
 		var b strings.Builder
@@ -253,7 +245,7 @@ func (t *regTemplate) nameFor(vals map[string]string) (catalog.TableName, error)
 
 // match reports the variables' values when l (normalised) lies exactly at
 // a location the template describes.
-func (t *regTemplate) match(l location.Location) (map[string]string, bool) {
+func (t *template) match(l location.Location) (map[string]string, bool) {
 	if l.Scheme != t.root.Scheme || l.Bucket != t.root.Bucket {
 		return nil, false
 	}
@@ -287,9 +279,9 @@ func (t *regTemplate) match(l location.Location) (map[string]string, bool) {
 	return vals, true
 }
 
-// catalogs are the literal catalog names of the template ("" when the
-// catalog is a variable).
-func (t *regTemplate) literalPart(k int) string {
+// literalPart is part k (0 catalog, 1 schema, 2 table) of the name
+// template when it is literal text ("" when it holds a variable).
+func (t *template) literalPart(k int) string {
 	if len(t.name[k]) == 1 && t.name[k][0].v == "" {
 		return t.name[k][0].lit
 	}

@@ -62,7 +62,7 @@ type Kind interface {
 	// step left (sync sets it from Send's answer: Write.Etag).
 	Fallback(read *Read, log LogState, edit *Edit, w *Write, rf Refusal) []*Write
 
-	// What adoption (registering tables found in storage) asks.
+	// What registration (registering tables found in storage) asks.
 	//
 	// Schemas lists catalogName's schemas, lower-cased (nil, nil: the
 	// catalog does not exist).

@@ -82,7 +82,7 @@ func contractMetrics() map[string]metricSpec {
 		"deltasync_notify_failed_total":    {counter, []string{"sink"}},
 		"deltasync_notify_dropped_total":   {counter, []string{"sink", "reason"}},
 		"deltasync_notify_queue_depth":     {gauge, []string{"sink"}},
-		// Adoption (register rules).
+		// Registration (register rules).
 		"deltasync_tables_discovered":   {gauge, nil},
 		"deltasync_registrations_total": {counter, []string{"outcome"}},
 	}

@@ -20,14 +20,14 @@ import (
 	"github.com/deltasync/deltasync/sync/register"
 )
 
-// BenchmarkAdoptS3 discovers and registers N tables (default 10,000;
+// BenchmarkRegisterS3 discovers and registers N tables (default 10,000;
 // DELTASYNC_BENCH_ADOPT_TABLES) under s3://lake/w/{schema}/{table} (10
 // schemas) on gofakes3 with the indexed backend, against the in-memory
 // catalog (uctest), then runs steady cycles once all are registered. It
 // reports the first cycle's wall time and requests, and a steady cycle's.
 //
-//	go test ./sync -run '^$' -bench BenchmarkAdoptS3 -benchtime 1x
-func BenchmarkAdoptS3(b *testing.B) {
+//	go test ./sync -run '^$' -bench BenchmarkRegisterS3 -benchtime 1x
+func BenchmarkRegisterS3(b *testing.B) {
 	n := 10000
 	if v := os.Getenv("DELTASYNC_BENCH_ADOPT_TABLES"); v != "" {
 		var err error
@@ -65,7 +65,7 @@ func BenchmarkAdoptS3(b *testing.B) {
 		for s := range schemas {
 			srv.AddSchema("main", fmt.Sprintf("s%d", s))
 		}
-		c := newAdoptCounter()
+		c := newRegisterCounter()
 		cl, err := uc.New(srv.URL(), uc.Options{Observer: c.observeCatalog})
 		if err != nil {
 			b.Fatal(err)

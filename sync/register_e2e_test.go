@@ -25,18 +25,18 @@ import (
 	"github.com/deltasync/deltasync/sync/register"
 )
 
-// Adoption against the real parts: delta-rs tables and real corpus logs
+// Registration against the real parts: delta-rs tables and real corpus logs
 // under a two-level location template, registered by a cycle, then found
 // in sync by the next with nothing created and nothing sent.
 
-// adoptTable writes one table of testdata/deltars/adopt.py at dir.
-func adoptTable(t *testing.T, py, dir, kind string) {
+// registerTable writes one table of testdata/deltars/register.py at dir.
+func registerTable(t *testing.T, py, dir, kind string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, py, filepath.Join("testdata", "deltars", "adopt.py"), dir, kind).CombinedOutput()
+	out, err := exec.CommandContext(ctx, py, filepath.Join("testdata", "deltars", "register.py"), dir, kind).CombinedOutput()
 	if err != nil {
-		t.Fatalf("adopt.py %s %s: %v\n%s", dir, kind, err, out)
+		t.Fatalf("register.py %s %s: %v\n%s", dir, kind, err, out)
 	}
 }
 
@@ -61,43 +61,43 @@ func clusteredLog(t *testing.T, dir string) {
 			"configuration": `{"clusteringColumns":[["region"]]}`, "removed": false}})
 }
 
-// adoptCounter counts catalog requests by operation and storage requests by op.
-type adoptCounter struct {
+// registerCounter counts catalog requests by operation and storage requests by op.
+type registerCounter struct {
 	mu      gosync.Mutex
 	catalog map[string]int
 	storage map[string]int
 }
 
-func newAdoptCounter() *adoptCounter {
-	return &adoptCounter{catalog: map[string]int{}, storage: map[string]int{}}
+func newRegisterCounter() *registerCounter {
+	return &registerCounter{catalog: map[string]int{}, storage: map[string]int{}}
 }
 
-func (c *adoptCounter) observeCatalog(op string, _ int, _ time.Duration, _ error) {
+func (c *registerCounter) observeCatalog(op string, _ int, _ time.Duration, _ error) {
 	c.mu.Lock()
 	c.catalog[op]++
 	c.mu.Unlock()
 }
 
-func (c *adoptCounter) observeStorage(op string, _ time.Duration, _ error) {
+func (c *registerCounter) observeStorage(op string, _ time.Duration, _ error) {
 	c.mu.Lock()
 	c.storage[op]++
 	c.mu.Unlock()
 }
 
-func (c *adoptCounter) reset() {
+func (c *registerCounter) reset() {
 	c.mu.Lock()
 	c.catalog, c.storage = map[string]int{}, map[string]int{}
 	c.mu.Unlock()
 }
 
-func (c *adoptCounter) get(kind map[string]int, op string) int {
+func (c *registerCounter) get(kind map[string]int, op string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return kind[op]
 }
 
 // writes are the catalog requests that change something.
-func (c *adoptCounter) writes() map[string]int {
+func (c *registerCounter) writes() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := map[string]int{}
@@ -118,7 +118,7 @@ func (e *env) baseURL() string {
 }
 
 // countingClient is a client of the env's catalog whose requests c counts.
-func (e *env) countingClient(c *adoptCounter) *uc.Client {
+func (e *env) countingClient(c *registerCounter) *uc.Client {
 	e.t.Helper()
 	cl, err := uc.New(e.baseURL(), uc.Options{Observer: c.observeCatalog,
 		Retry: uc.RetryPolicy{Sleep: func(context.Context, time.Duration) error { return nil }}})
@@ -146,9 +146,9 @@ func (e *env) in(schema string) *env {
 	return &c
 }
 
-// adopting is a reconciler with one register rule and no tables[] rule,
+// registering is a reconciler with one register rule and no tables[] rule,
 // counting its requests in c.
-func (e *env) adopting(c *adoptCounter, rule register.Rule, mutate ...func(*sync.Options)) *sync.Reconciler {
+func (e *env) registering(c *registerCounter, rule register.Rule, mutate ...func(*sync.Options)) *sync.Reconciler {
 	e.t.Helper()
 	return e.reconciler(nil, append([]func(*sync.Options){func(o *sync.Options) {
 		o.Catalog = kindOf(e.countingClient(c))
@@ -178,13 +178,13 @@ func outcomesOf(rep *sync.Report) map[string]string {
 	return out
 }
 
-// adoptLake builds the tables of TestAdoptRegistersTablesUnderTemplate
+// registerLake builds the tables of TestRegisterTablesUnderTemplate
 // under root/<schema>/<table> and returns the table names by schema.
-func adoptLake(t *testing.T, py, root string) map[string][]string {
+func registerLake(t *testing.T, py, root string) map[string][]string {
 	t.Helper()
-	adoptTable(t, py, filepath.Join(root, "sales", "plain"), "plain")
-	adoptTable(t, py, filepath.Join(root, "sales", "partitioned"), "partitioned")
-	adoptTable(t, py, filepath.Join(root, "ops", "checkpointed"), "checkpointed")
+	registerTable(t, py, filepath.Join(root, "sales", "plain"), "plain")
+	registerTable(t, py, filepath.Join(root, "sales", "partitioned"), "partitioned")
+	registerTable(t, py, filepath.Join(root, "ops", "checkpointed"), "checkpointed")
 	copyLog(t, "table-with-columnmapping-mode-name", filepath.Join(root, "ops", "colmap"), -1)
 	clusteredLog(t, filepath.Join(root, "ops", "clustered"))
 	// Not tables: a directory without a log, and a log with no commit yet.
@@ -196,20 +196,20 @@ func adoptLake(t *testing.T, py, root string) map[string][]string {
 	return map[string][]string{"sales": {"partitioned", "plain"}, "ops": {"checkpointed", "clustered", "colmap"}}
 }
 
-func TestAdoptRegistersTablesUnderTemplate(t *testing.T) {
+func TestRegisterTablesUnderTemplate(t *testing.T) {
 	testenv.Suite(t)
 	py := deltarsPython(t)
 	e := newEnv(t)
 	e.addSchema("sales")
 	e.addSchema("ops")
 	root := filepath.Join(t.TempDir(), "lake")
-	tables := adoptLake(t, py, root)
+	tables := registerLake(t, py, root)
 	rule := register.Rule{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
 	ctx := context.Background()
 
 	// plan: would register rows, nothing created.
-	c := newAdoptCounter()
-	plan := e.adopting(c, rule, func(o *sync.Options) { o.DryRun = true })
+	c := newRegisterCounter()
+	plan := e.registering(c, rule, func(o *sync.Options) { o.DryRun = true })
 	rep := plan.Sync(ctx)
 	want := map[string]string{}
 	for s, ts := range tables {
@@ -262,7 +262,7 @@ func TestAdoptRegistersTablesUnderTemplate(t *testing.T) {
 
 	// once: each registered, exactly as its log says.
 	c.reset()
-	once := e.adopting(c, rule)
+	once := e.registering(c, rule)
 	rep = once.Sync(ctx)
 	for k := range want {
 		want[k] = string(sync.OutcomeRegistered)
@@ -284,7 +284,7 @@ func TestAdoptRegistersTablesUnderTemplate(t *testing.T) {
 
 	// A second once (a fresh process): creates nothing, sends nothing.
 	c.reset()
-	again := e.adopting(c, rule)
+	again := e.registering(c, rule)
 	rep = again.Sync(ctx)
 	for k := range want {
 		want[k] = string(sync.OutcomeUnchanged)
@@ -325,9 +325,9 @@ func mapsEqual(a, b map[string]string) bool {
 	return true
 }
 
-// TestAdoptFlagsWhatItMustNotRegister: every case where registering would
+// TestRegisterFlagsWhatItMustNotRegister: every case where registering would
 // overwrite or guess is flagged with its exact outcome and creates nothing.
-func TestAdoptFlagsWhatItMustNotRegister(t *testing.T) {
+func TestRegisterFlagsWhatItMustNotRegister(t *testing.T) {
 	testenv.Suite(t)
 	e := newEnv(t)
 	e.addSchema("sales")
@@ -367,7 +367,7 @@ func TestAdoptFlagsWhatItMustNotRegister(t *testing.T) {
 	}
 
 	rule := register.Rule{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
-	c := newAdoptCounter()
+	c := newRegisterCounter()
 	r := e.reconciler(nil, func(o *sync.Options) {
 		o.Catalog = kindOf(e.countingClient(c))
 		o.Register = &register.Options{Rules: []register.Rule{rule}, MaxPerCycle: 1}
@@ -463,9 +463,9 @@ func TestAdoptFlagsWhatItMustNotRegister(t *testing.T) {
 	}
 }
 
-// TestAdoptTemplateOutsideAllowList: a template the allow-list does not
+// TestRegisterTemplateOutsideAllowList: a template the allow-list does not
 // cover is a configuration error, before any request.
-func TestAdoptTemplateOutsideAllowList(t *testing.T) {
+func TestRegisterTemplateOutsideAllowList(t *testing.T) {
 	pol, err := sync.NewStoragePolicy([]string{"s3://lake/warehouse/**"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -508,13 +508,13 @@ func TestNormalizeName(t *testing.T) {
 	}
 }
 
-// TestAdoptOrphan: a record whose _delta_log is gone is flagged orphaned,
+// TestRegisterOrphan: a record whose _delta_log is gone is flagged orphaned,
 // and neither deleted nor written.
-func TestAdoptOrphan(t *testing.T) {
+func TestRegisterOrphan(t *testing.T) {
 	testenv.Suite(t)
 	e := newEnv(t)
 	dir := e.register("delta-0.8.0", "gone", -1)
-	c := newAdoptCounter()
+	c := newRegisterCounter()
 	r := e.reconciler([]sync.Rule{{Include: []string{e.catalog + ".s.*"}}}, func(o *sync.Options) { o.Catalog = kindOf(e.countingClient(c)) })
 	if err := os.RemoveAll(filepath.Join(dir, "_delta_log")); err != nil {
 		t.Fatal(err)
@@ -542,10 +542,10 @@ func TestAdoptOrphan(t *testing.T) {
 	}
 }
 
-// TestAdoptFailedCreate: a create the server refuses leaves no table (the
+// TestRegisterFailedCreate: a create the server refuses leaves no table (the
 // server's create is one transaction), and when recording the version
 // after a create fails, the new table is deleted again.
-func TestAdoptFailedCreate(t *testing.T) {
+func TestRegisterFailedCreate(t *testing.T) {
 	testenv.Suite(t)
 	e := newEnv(t)
 	ctx := context.Background()
@@ -622,24 +622,24 @@ func (l *lake) copyTree(dir, prefix string) {
 	}
 }
 
-// TestAdoptOnS3: the same tables on S3 (gofakes3), registered by one cycle
+// TestRegisterOnS3: the same tables on S3 (gofakes3), registered by one cycle
 // and in sync at the next; discovery's LISTs are paginated.
-func TestAdoptOnS3(t *testing.T) {
+func TestRegisterOnS3(t *testing.T) {
 	testenv.Suite(t)
 	py := deltarsPython(t)
 	e := newEnv(t)
 	e.addSchema("sales")
 	e.addSchema("ops")
 	local := filepath.Join(t.TempDir(), "lake")
-	tables := adoptLake(t, py, local)
+	tables := registerLake(t, py, local)
 	l := newLake(t)
 	l.copyTree(local, "w/")
 	bo, _ := bucketOptions(l.location("x"))
 	e.buckets = append(e.buckets, bo)
 	e.allowed = append(e.allowed, "s3://lake/w/**")
 	rule := register.Rule{Location: "s3://lake/w/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
-	c := newAdoptCounter()
-	once := e.adopting(c, rule, func(o *sync.Options) { o.Register.ListPageSize = 2 })
+	c := newRegisterCounter()
+	once := e.registering(c, rule, func(o *sync.Options) { o.Register.ListPageSize = 2 })
 	rep := once.Sync(context.Background())
 	want := map[string]string{}
 	for s, ts := range tables {

@@ -38,19 +38,19 @@ func waitWithin(t *testing.T, d time.Duration, what string, ok func() bool) time
 	}
 }
 
-// TestAdoptFromEventsDeltaRS: with S3 notifications on ElasticMQ, the
+// TestRegisterFromEventsDeltaRS: with S3 notifications on ElasticMQ, the
 // first commit delta-rs writes under a register rule's template registers
 // the table (on the real server when DELTASYNC_UC_URL is set) and in sync
 // within 5 s, though no cron cycle runs after the first and discovery is
 // due only every 6 h; the table's next commit reaches the catalog by its
 // event too, and a redelivered first-commit event creates nothing.
-func TestAdoptFromEventsDeltaRS(t *testing.T) {
+func TestRegisterFromEventsDeltaRS(t *testing.T) {
 	testenv.Suite(t)
 	py := deltarsPython(t)
 	client, queueURL, subURL := sqsQueue(t)
 	e := newEnv(t)
 	e.addSchema("sales")
-	c := newAdoptCounter()
+	c := newRegisterCounter()
 	rule := register.Rule{Location: "s3://lake/w/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
 	rg := newEventRigWith(t, e, func(o *events.Options) {
 		o.Sources = []events.Source{{Name: subURL, Open: func(ctx context.Context) (*pubsub.Subscription, func(), error) {
@@ -147,11 +147,11 @@ func (e *env) watermark(table string) int64 {
 	return *lt.Metadata.LastCommitVersion
 }
 
-// TestAdoptEventRacesDiscovery: an event's registration and a discovery
+// TestRegisterEventRacesDiscovery: an event's registration and a discovery
 // of the same new table run at once (uctest, many rounds): one create,
 // and neither reports a conflict; the event path reports the table
 // registered or recorded, the discovery registered or nothing.
-func TestAdoptEventRacesDiscovery(t *testing.T) {
+func TestRegisterEventRacesDiscovery(t *testing.T) {
 	e := uctestEnv(t)
 	l := newLake(t)
 	e.allowLake(l)
@@ -159,7 +159,7 @@ func TestAdoptEventRacesDiscovery(t *testing.T) {
 	for i := range 8 {
 		name := fmt.Sprintf("t%d", i)
 		l.seed("delta-0.8.0", name, -1)
-		c := newAdoptCounter()
+		c := newRegisterCounter()
 		r := e.reconciler(nil, func(o *sync.Options) {
 			o.Catalog = kindOf(e.countingClient(c))
 			o.Register = &register.Options{Rules: []register.Rule{{Location: "s3://lake/w/" + name, Name: e.catalog + "." + e.schema + "." + name}}}
@@ -193,11 +193,11 @@ func TestAdoptEventRacesDiscovery(t *testing.T) {
 	}
 }
 
-// TestAdoptEventChecks: an event's candidate gets discovery's checks:
+// TestRegisterEventChecks: an event's candidate gets discovery's checks:
 // a name taken at another location, a missing schema, a refused log and
 // the cap are flagged or wait, nothing is created; a root no template
 // describes, or one holding no commit yet, is not decided.
-func TestAdoptEventChecks(t *testing.T) {
+func TestRegisterEventChecks(t *testing.T) {
 	e := uctestEnv(t)
 	l := newLake(t)
 	e.allowLake(l)
@@ -215,7 +215,7 @@ func TestAdoptEventChecks(t *testing.T) {
 	if _, err := sync.Register(ctx, kindOf(e.client), other, e.name("taken"), "s3://lake/elsewhere"); err != nil {
 		t.Fatal(err)
 	}
-	c := newAdoptCounter()
+	c := newRegisterCounter()
 	r := e.reconciler(nil, func(o *sync.Options) {
 		o.Catalog = kindOf(e.countingClient(c))
 		o.Register = &register.Options{MaxPerCycle: 1, Rules: []register.Rule{
@@ -250,11 +250,11 @@ func TestAdoptEventChecks(t *testing.T) {
 	}
 }
 
-// TestAdoptEventAheadOfTheLog: the event announces a commit the log does
+// TestRegisterEventAheadOfTheLog: the event announces a commit the log does
 // not show yet (v1 while only v0 is there): the table is registered at
 // v0 and the event becomes the table's, held until the commit lands and
 // the catalog records it; then acknowledged.
-func TestAdoptEventAheadOfTheLog(t *testing.T) {
+func TestRegisterEventAheadOfTheLog(t *testing.T) {
 	e := uctestEnv(t)
 	rg := newEventRigWith(t, e, nil, func(o *sync.Options) {
 		o.Selector, _ = sync.NewSelector(nil)

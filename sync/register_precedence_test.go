@@ -27,7 +27,7 @@ func explicitWarnWins(t *testing.T, e *env) {
 	ctx := context.Background()
 	const src = "data-skipping-change-stats-collected-across-versions"
 	root := filepath.Join(t.TempDir(), "lake")
-	for _, table := range []string{"warned", "adopted"} {
+	for _, table := range []string{"warned", "registered"} {
 		dir := filepath.Join(root, e.schema, table)
 		copyLog(t, src, dir, 1)
 		if _, err := sync.Register(ctx, kindOf(e.client), snapshot(t, dir), e.name(table), "file://"+dir); err != nil {
@@ -36,10 +36,10 @@ func explicitWarnWins(t *testing.T, e *env) {
 		copyLog(t, src, dir, -1) // v2..v4: properties changed
 	}
 	rule := register.Rule{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
-	warned, adopted := e.name("warned").String(), e.name("adopted").String()
+	warned, registered := e.name("warned").String(), e.name("registered").String()
 	etag := e.record("warned").Etag
 
-	cnt := newAdoptCounter()
+	cnt := newRegisterCounter()
 	explicit := []sync.Rule{{Include: []string{warned}, Mode: sync.ModeWarn}}
 	d := e.reconciler(explicit, func(o *sync.Options) {
 		o.Catalog = kindOf(e.countingClient(cnt))
@@ -52,23 +52,23 @@ func explicitWarnWins(t *testing.T, e *env) {
 		if !ok || w.Mode != sync.ModeWarn || w.Outcome != sync.OutcomeFlagged || w.Plan == nil || !w.Plan.MetadataDrift() {
 			t.Fatalf("cycle %d: %s %+v, want mode warn, flagged with its drift", i+1, warned, w)
 		}
-		a := res[adopted]
+		a := res[registered]
 		if wantA := map[bool]sync.Outcome{true: sync.OutcomeSynced, false: sync.OutcomeUnchanged}[i == 0]; a.Mode != sync.ModeSync || a.Outcome != wantA {
-			t.Fatalf("cycle %d: %s mode %s %s (%s), want mode sync %s", i+1, adopted, a.Mode, a.Outcome, a.Reason, wantA)
+			t.Fatalf("cycle %d: %s mode %s %s (%s), want mode sync %s", i+1, registered, a.Mode, a.Outcome, a.Reason, wantA)
 		}
 		got, n := cnt.writes(), 0
 		for _, k := range got {
 			n += k
 		}
 		if want := map[bool]int{true: 1, false: 0}[i == 0]; n != want || got["createTable"] != 0 || got["deleteTable"] != 0 {
-			t.Errorf("cycle %d wrote %v, want %d update (the adopted table's) and no create", i+1, got, want)
+			t.Errorf("cycle %d wrote %v, want %d update (the registered table's) and no create", i+1, got, want)
 		}
 	}
 	if got := e.record("warned"); got.Etag != etag || deref(got.LastCommitVersion) != 1 {
 		t.Errorf("%s was written: etag %s -> %s, watermark v%d", warned, etag, got.Etag, deref(got.LastCommitVersion))
 	}
-	if got := e.record("adopted"); deref(got.LastCommitVersion) != 4 {
-		t.Errorf("%s not synced: watermark v%d, want 4", adopted, deref(got.LastCommitVersion))
+	if got := e.record("registered"); deref(got.LastCommitVersion) != 4 {
+		t.Errorf("%s not synced: watermark v%d, want 4", registered, deref(got.LastCommitVersion))
 	}
 
 	// The reverse: the register rule alone maintains the same table in
@@ -96,12 +96,12 @@ func warnNeverRegisters(t *testing.T, e *env) {
 	ctx := context.Background()
 	const src = "data-skipping-change-stats-collected-across-versions"
 	root := filepath.Join(t.TempDir(), "lake")
-	for _, table := range []string{"warned", "adopted"} {
+	for _, table := range []string{"warned", "registered"} {
 		copyLog(t, src, filepath.Join(root, e.schema, table), -1)
 	}
 	rule := register.Rule{Location: "file://" + root + "/{schema}/{table}", Name: e.catalog + ".{schema}.{table}"}
-	warned, adopted := e.name("warned").String(), e.name("adopted").String()
-	cnt := newAdoptCounter()
+	warned, registered := e.name("warned").String(), e.name("registered").String()
+	cnt := newRegisterCounter()
 	d := e.reconciler([]sync.Rule{{Include: []string{warned}, Mode: sync.ModeWarn}}, func(o *sync.Options) {
 		o.Catalog = kindOf(e.countingClient(cnt))
 		o.Register = &register.Options{Rules: []register.Rule{rule}}
@@ -114,11 +114,11 @@ func warnNeverRegisters(t *testing.T, e *env) {
 			t.Fatalf("cycle %d: %s %+v, want mode warn, flagged, with the registration it would make and why not", i+1, warned, w)
 		}
 		if i == 0 {
-			if a := res[adopted]; a.Outcome != sync.OutcomeRegistered {
-				t.Fatalf("cycle 1: %s %s (%s), want registered", adopted, a.Outcome, a.Reason)
+			if a := res[registered]; a.Outcome != sync.OutcomeRegistered {
+				t.Fatalf("cycle 1: %s %s (%s), want registered", registered, a.Outcome, a.Reason)
 			}
 			if got := cnt.writes()["createTable"]; got != 1 {
-				t.Errorf("cycle 1: %d createTable, want 1 (the adopted table's)", got)
+				t.Errorf("cycle 1: %d createTable, want 1 (the registered table's)", got)
 			}
 		} else if got := cnt.writes()["createTable"]; got != 0 {
 			t.Errorf("cycle %d: %d createTable, want none", i+1, got)

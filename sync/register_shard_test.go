@@ -11,12 +11,12 @@ import (
 	"github.com/deltasync/deltasync/sync/register"
 )
 
-// TestAdoptShards: two shard processes discovering the same directories
+// TestRegisterShards: two shard processes discovering the same directories
 // register only the names each owns, so between them every table is
 // created once, none twice, and neither reports (or counts against its
 // cap) the other's tables. Before, each shard registered every table and
 // the slower one met "already exists" on half of them.
-func TestAdoptShards(t *testing.T) {
+func TestRegisterShards(t *testing.T) {
 	testenv.Suite(t)
 	e := newEnv(t)
 	e.addSchema("ops")
@@ -31,8 +31,8 @@ func TestAdoptShards(t *testing.T) {
 	seen := map[string]int{}
 	for i := range 2 {
 		shard := sync.Shard{Index: i, Count: 2}
-		c := newAdoptCounter()
-		rep := e.adopting(c, rule, func(o *sync.Options) { o.Shard = shard }).Sync(ctx)
+		c := newRegisterCounter()
+		rep := e.registering(c, rule, func(o *sync.Options) { o.Shard = shard }).Sync(ctx)
 		for _, res := range rep.Results {
 			if !shard.Owns(res.Table) {
 				t.Errorf("shard %s reported %s (%s), another shard's table", shard, res.Table, res.Outcome)
@@ -58,8 +58,8 @@ func TestAdoptShards(t *testing.T) {
 		t.Fatalf("names fell on one shard only: %v", per)
 	}
 	// An unsharded process finds every table registered, in sync.
-	c := newAdoptCounter()
-	rep := e.adopting(c, rule).Sync(ctx)
+	c := newRegisterCounter()
+	rep := e.registering(c, rule).Sync(ctx)
 	for _, res := range rep.Results {
 		if res.Outcome != sync.OutcomeUnchanged {
 			t.Errorf("after both shards: %s %s (%s), want unchanged", res.Table, res.Outcome, res.Reason)
@@ -70,10 +70,10 @@ func TestAdoptShards(t *testing.T) {
 	}
 }
 
-// TestAdoptEventShards: an event at a table root registers it only on the
+// TestRegisterEventShards: an event at a table root registers it only on the
 // shard that owns the name it maps to; the other shards let it pass, as
 // their discovery does.
-func TestAdoptEventShards(t *testing.T) {
+func TestRegisterEventShards(t *testing.T) {
 	e := uctestEnv(t)
 	l := newLake(t)
 	e.allowLake(l)

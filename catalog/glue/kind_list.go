@@ -117,7 +117,7 @@ func (k *Kind) Tables(ctx context.Context, catalogName, schema string, fn func([
 		out := make([]catalog.Listed, 0, len(page))
 		for i := range page {
 			l := listed(catalog.TableName{Catalog: catalogName, Schema: schema, Table: aws.ToString(page[i].Name)}, &page[i])
-			l.Answer = nil // a page is kept until adoption ends: not the whole records
+			l.Answer = nil // a page is kept until registration ends: not the whole records
 			out = append(out, l)
 		}
 		return fn(out)

@@ -37,7 +37,7 @@
 // Options.BatchSize: an unchanged table costs no call of its own),
 // AlterTable (alter_table_with_environment_context, in HMS 3 and 4, with
 // an optional Guard), LockTable / Lock.Unlock (EXCLUSIVE, table level, no
-// transaction), CreateExternalTable (adopt), CreateDatabase, DropTable,
+// transaction), CreateExternalTable (register), CreateDatabase, DropTable,
 // DropDatabase (records only, never data).
 //
 // # Guarded writes

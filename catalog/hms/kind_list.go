@@ -18,7 +18,7 @@ import (
 // catalog scope names other than KindOptions.Name is not this
 // metastore's: nothing is listed for it. A table scope does not want is
 // not read and not emitted (the caller's Wants holds its selection, its
-// shard and what its register rules may adopt). Errors of one database are
+// shard and what its register rules may register). Errors of one database are
 // joined, and the others are still listed; emit returning false stops the
 // listing (nil).
 func (k *Kind) List(ctx context.Context, scope catalog.Scope, emit func(catalog.Listed) bool) error {

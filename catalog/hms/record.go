@@ -201,7 +201,7 @@ func Apply(stored *hm.Table, d Desired) (*hm.Table, error) {
 }
 
 // NewExternalTable is the record deltasync registers for a Delta table at
-// d.Location (adopt): EXTERNAL, with Spark's storage fields for a Delta
+// d.Location (a register rule's create): EXTERNAL, with Spark's storage fields for a Delta
 // data-source table, the real location in both the serde `path` (what
 // Spark and Trino read) and sd.location (what Hive-type readers read),
 // and d's owned parameters.

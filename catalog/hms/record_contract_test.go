@@ -14,7 +14,7 @@ import (
 // schema Spark split into parts is read whole; deltasync's write splits
 // above 4,000 characters and removes stale parts; every parameter and
 // field not deltasync's survives; HMS refuses real columns over Spark's
-// placeholder and the refusal carries its reason; an adopted table with
+// placeholder and the refusal carries its reason; a registered table with
 // real columns can grow a column.
 func TestContractRecord(t *testing.T) {
 	for _, s := range servers {
@@ -84,27 +84,27 @@ func TestContractRecord(t *testing.T) {
 				t.Logf("refused: %v", err)
 			}
 
-			// Adopt with real columns, then the log adds a column.
+			// Register with real columns, then the log adds a column.
 			d := Desired{Location: "file://" + t.TempDir(), Schema: short, Version: 0, CommitTimestamp: 1, Columns: ColumnsReal}
-			adopted, err := NewExternalTable(db, "adopted", d)
+			registered, err := NewExternalTable(db, "registered", d)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := c.CreateExternalTable(ctx, adopted); err != nil {
+			if err := c.CreateExternalTable(ctx, registered); err != nil {
 				t.Fatal(err)
 			}
 			wider := `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"tags","type":{"type":"array","elementType":"string","containsNull":true},"nullable":true,"metadata":{}}]}`
-			if _, err := c.Update(ctx, db, "adopted", func(s *Table) (*hm.Table, error) {
+			if _, err := c.Update(ctx, db, "registered", func(s *Table) (*hm.Table, error) {
 				return Apply(s.Thrift, Desired{Schema: wider, Version: 1, CommitTimestamp: 2, Columns: ColumnsReal})
 			}, UpdateOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			a, err := c.GetTable(ctx, db, "adopted")
+			a, err := c.GetTable(ctx, db, "registered")
 			if err != nil {
 				t.Fatal(err)
 			}
 			if cols := a.Thrift.Sd.Cols; len(cols) != 2 || cols[1].Type != "array<string>" || a.Thrift.Sd.SerdeInfo.Parameters[SerdePath] != d.Location {
-				t.Errorf("adopted table: cols %v, serde %v", cols, a.Thrift.Sd.SerdeInfo.Parameters)
+				t.Errorf("registered table: cols %v, serde %v", cols, a.Thrift.Sd.SerdeInfo.Parameters)
 			}
 		})
 	}

@@ -148,7 +148,7 @@ func (c *Client) DropDatabase(ctx context.Context, name string, cascade bool) er
 	return err
 }
 
-// CreateExternalTable registers t (adopt): it must be an EXTERNAL_TABLE
+// CreateExternalTable registers t (a register rule's create): it must be an EXTERNAL_TABLE
 // with EXTERNAL=TRUE, so dropping the record never deletes the data.
 func (c *Client) CreateExternalTable(ctx context.Context, t *hm.Table) error {
 	name := c.name(t.DbName, t.TableName)

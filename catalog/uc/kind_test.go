@@ -225,7 +225,7 @@ func TestKindList(t *testing.T) {
 		t.Errorf("err = %v, listed %v", err, names)
 	}
 
-	// Schemas and Tables are adoption's view.
+	// Schemas and Tables are registration's view.
 	schemas, err := e.k.Schemas(ctx, "main")
 	if err != nil || !schemas["s"] || !schemas["other"] {
 		t.Errorf("Schemas = %v, %v", schemas, err)

@@ -142,7 +142,7 @@ var configDocs = map[string]keyDoc{
 	"notify.webhook.headers[].env":    {Doc: "Name of an environment variable holding its value (a secret)."},
 	"notify.webhook.headers[].file":   {Doc: "File holding its value (a secret)."},
 
-	"register":                  {Doc: "Create the catalog records of Delta tables found in storage under location templates, and maintain them (see [adopting tables](../adopting-tables.md)). Opt-in: with no rule nothing is created."},
+	"register":                  {Doc: "Create the catalog records of Delta tables found in storage under location templates, and maintain them (see [registering tables](../registering-tables.md)). Opt-in: with no rule nothing is created."},
 	"register.rules":            {Required: true, Doc: "Location templates and the names they map to."},
 	"register.rules[].location": {Required: true, Doc: "A location template (`s3://lake/warehouse/{schema}/{table}`; `{name}`: one whole path segment), inside `storage.allowed_locations`."},
 	"register.rules[].name":     {Required: true, Doc: "`catalog.schema.table` from those names (`main.{schema}.{table}`)."},

@@ -403,7 +403,7 @@ func (a *app) newReconciler(c *cli, w writes, command string, dirty *sync.Dirty)
 	opts := a.s.reconcile
 	opts.Catalog, opts.Logger, opts.Metrics = a.kind, a.log, a.metrics
 	// One pool for every Table the reconciler opens (full reconciles,
-	// refreshes, the tables events name, adoption): the process's bound
+	// refreshes, the tables events name, registration): the process's bound
 	// on the log bytes held at once.
 	a.readPool = a.newReadPool()
 	opts.LogOptions = append(slices.Clip(opts.LogOptions), deltalog.WithStorageGates(gates), deltalog.WithMemoryPool(a.readPool))

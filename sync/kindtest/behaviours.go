@@ -231,10 +231,10 @@ func auditRecord(t *testing.T, s *suite) {
 	}
 }
 
-// adopt: a register rule creates the record of a table found in storage,
+// registers: a register rule creates the record of a table found in storage,
 // in sync with its log; a tables[] rule in mode warn withholds its name;
 // the next cycle writes nothing.
-func adopt(t *testing.T, s *suite) {
+func registers(t *testing.T, s *suite) {
 	root := t.TempDir()
 	for _, n := range []string{"ad_new", "ad_warn"} {
 		Commit(t, root+"/"+s.h.Schema()+"/"+n, 0, Schema, conf30)

@@ -96,7 +96,7 @@ func Run(t *testing.T, h Harness) {
 		{"hold", hold},
 		{"saved-plan-apply", savedPlanApply},
 		{"audit", auditRecord},
-		{"adopt", adopt},
+		{"register", registers},
 		{"refusal", refusal},
 		{"concurrent-writer", concurrentWriter},
 		{"allow-list", allowList},

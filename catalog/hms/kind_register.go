@@ -14,7 +14,7 @@ import (
 	"github.com/deltasync/deltasync/catalog"
 )
 
-// Adoption into a Hive Metastore: a register rule's table is created the
+// Registration into a Hive Metastore: a register rule's table is created the
 // way Spark registers a Delta data-source table as EXTERNAL (EXTERNAL=TRUE,
 // spark.sql.sources.provider=delta, the real location in the serde
 // parameter path, sd.location Spark's -__PLACEHOLDER__ path under the
@@ -72,7 +72,7 @@ func (k *Kind) Tables(ctx context.Context, catalogName, schema string, fn func([
 			name := catalog.TableName{Catalog: catalogName, Schema: schema, Table: n}
 			if t, ok := got[n]; ok {
 				l := listed(name, t)
-				l.Answer = nil // a page is kept until adoption ends: not the whole records
+				l.Answer = nil // a page is kept until registration ends: not the whole records
 				page = append(page, l)
 			} else {
 				page = append(page, catalog.Listed{Name: name})

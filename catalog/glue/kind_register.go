@@ -15,7 +15,7 @@ import (
 	"github.com/deltasync/deltasync/catalog"
 )
 
-// Adoption into Glue: a register rule's table is created in the native
+// Registration into Glue: a register rule's table is created in the native
 // shape (NewTableInput: the one Athena, EMR Spark, Trino and Lake
 // Formation all read), carrying what the log says as the sync's own
 // writes do, so the new record is in sync with its log with the one

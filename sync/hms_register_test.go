@@ -18,7 +18,7 @@ import (
 	"github.com/deltasync/deltasync/sync/register"
 )
 
-// Adoption into a Hive Metastore (register rules), against the fake as
+// Registration into a Hive Metastore (register rules), against the fake as
 // HMS 4 and 3 and the real HMS 4.0.1 and 3.1.3: delta-rs tables under a
 // location template are created as Spark registers a Delta EXTERNAL
 // table, in sync with their logs, and the next cycle sends nothing.
@@ -35,9 +35,9 @@ func (e *hmsEnv) ensureDB() {
 	}
 }
 
-// adopting is a reconciler with one register rule and no tables[] rule
-// (what it maintains, adoption selects).
-func (e *hmsEnv) adopting(rule register.Rule, mutate ...func(*sync.Options)) *sync.Reconciler {
+// registering is a reconciler with one register rule and no tables[] rule
+// (what it maintains, registration selects).
+func (e *hmsEnv) registering(rule register.Rule, mutate ...func(*sync.Options)) *sync.Reconciler {
 	e.t.Helper()
 	sel, err := sync.NewSelector(nil)
 	if err != nil {
@@ -67,12 +67,12 @@ func checkRegistered(t *testing.T, got *hm.Table, dir, location string) {
 	if !strings.HasSuffix(got.Sd.Location, "/"+got.TableName+"-__PLACEHOLDER__") || strings.Contains(got.Sd.Location, dir) {
 		t.Errorf("%s: sd.location %q, want Spark's <db location>/%s-__PLACEHOLDER__", got.TableName, got.Sd.Location, got.TableName)
 	}
-	checkAdoptedTrue(t, got, dir, location)
+	checkRegisteredTrue(t, got, dir, location)
 }
 
-// checkAdoptedTrue is checkRegistered but for sd.location (another
+// checkRegisteredTrue is checkRegistered but for sd.location (another
 // registrar's record keeps its own).
-func checkAdoptedTrue(t *testing.T, got *hm.Table, dir, location string) {
+func checkRegisteredTrue(t *testing.T, got *hm.Table, dir, location string) {
 	t.Helper()
 	snap := snapshot(t, dir)
 	p := got.Parameters
@@ -121,18 +121,18 @@ func writes(calls map[string]int) map[string]int {
 	return out
 }
 
-// TestHMSAdopt: plan reports would_register and sends nothing; once
+// TestHMSRegister: plan reports would_register and sends nothing; once
 // registers every delta-rs table under the template (one create_table
 // each, nothing else written), each read back through the Thrift client
 // with Spark's markers and the log's state; a fresh process then finds
 // them in sync and sends nothing, and a steady cycle reads no table alone.
-func TestHMSAdopt(t *testing.T) {
+func TestHMSRegister(t *testing.T) {
 	py := deltarsPython(t)
 	forEachHMS(t, func(t *testing.T, e *hmsEnv) {
 		e.ensureDB()
 		root := filepath.Join(t.TempDir(), "lake")
-		adoptTable(t, py, filepath.Join(root, e.db, "plain"), "plain")
-		adoptTable(t, py, filepath.Join(root, e.db, "partitioned"), "partitioned")
+		registerTable(t, py, filepath.Join(root, e.db, "plain"), "plain")
+		registerTable(t, py, filepath.Join(root, e.db, "partitioned"), "partitioned")
 		copyLog(t, "table-with-columnmapping-mode-name", filepath.Join(root, e.db, "colmap"), -1)
 		if err := os.MkdirAll(filepath.Join(root, e.db, "not_yet", "_delta_log"), 0o755); err != nil {
 			t.Fatal(err)
@@ -149,7 +149,7 @@ func TestHMSAdopt(t *testing.T) {
 		}
 
 		e.takeCalls()
-		rep := e.adopting(rule, func(o *sync.Options) { o.DryRun = true }).Sync(ctx)
+		rep := e.registering(rule, func(o *sync.Options) { o.DryRun = true }).Sync(ctx)
 		if got := outcomesOf(rep); !mapsEqual(got, want(sync.OutcomeWouldRegister)) {
 			t.Fatalf("plan outcomes = %v, want %v\n%v", got, want(sync.OutcomeWouldRegister), rep.Results)
 		}
@@ -160,7 +160,7 @@ func TestHMSAdopt(t *testing.T) {
 			t.Errorf("plan row: %+v, want the registration with the log's 4 columns", res.Registration)
 		}
 
-		rep = e.adopting(rule).Sync(ctx)
+		rep = e.registering(rule).Sync(ctx)
 		if got := outcomesOf(rep); !mapsEqual(got, want(sync.OutcomeRegistered)) {
 			t.Fatalf("once outcomes = %v, want %v\n%v", got, want(sync.OutcomeRegistered), rep.Results)
 		}
@@ -177,7 +177,7 @@ func TestHMSAdopt(t *testing.T) {
 		}
 
 		// A fresh process: everything in sync, nothing sent.
-		again := e.adopting(rule)
+		again := e.registering(rule)
 		rep = again.Sync(ctx)
 		if got := outcomesOf(rep); !mapsEqual(got, want(sync.OutcomeUnchanged)) {
 			t.Fatalf("second once outcomes = %v, want unchanged\n%v", got, rep.Results)
@@ -198,13 +198,13 @@ func TestHMSAdopt(t *testing.T) {
 	})
 }
 
-// TestHMSAdoptRefuses: a name taken at another location is a conflict
+// TestHMSRegisterRefuses: a name taken at another location is a conflict
 // and the record stays as it was; a missing database is refused unless
 // register.create_schemas, which creates it; the same location taken
 // meanwhile under the name (another registrar, between deltasync's read
 // and its create) is already_registered, not created twice; a race of two
 // processes registers the table once.
-func TestHMSAdoptRefuses(t *testing.T) {
+func TestHMSRegisterRefuses(t *testing.T) {
 	py := deltarsPython(t)
 	forEachHMS(t, func(t *testing.T, e *hmsEnv) {
 		e.ensureDB()
@@ -213,12 +213,12 @@ func TestHMSAdoptRefuses(t *testing.T) {
 		rule := register.Rule{Location: "file://" + root + "/{schema}/{table}", Name: "hive.{schema}.{table}"}
 
 		// Taken at another location.
-		adoptTable(t, py, filepath.Join(root, e.db, "taken"), "plain")
+		registerTable(t, py, filepath.Join(root, e.db, "taken"), "plain")
 		_, other := logTable(t, "deletion_vectors_disabled", "elsewhere", -1)
 		e.sparkRegister("taken", other)
 		before := e.stored("taken")
 		e.takeCalls()
-		rep := e.adopting(rule).Sync(ctx)
+		rep := e.registering(rule).Sync(ctx)
 		res := resultOf(t, rep, "hive."+e.db+".taken")
 		if res.Outcome != sync.OutcomeFlagged || res.ErrorReason != sync.ReasonConflict || !strings.Contains(res.Reason, other) {
 			t.Errorf("taken: %s %s %q, want flagged conflict naming %s", res.Outcome, res.ErrorReason, res.Reason, other)
@@ -237,8 +237,8 @@ func TestHMSAdoptRefuses(t *testing.T) {
 			t.Cleanup(func() { _ = e.plain.DropDatabase(context.Background(), db2, true) })
 		}
 		dir2 := filepath.Join(root, db2, "fresh")
-		adoptTable(t, py, dir2, "partitioned")
-		rep = e.adopting(rule).Sync(ctx)
+		registerTable(t, py, dir2, "partitioned")
+		rep = e.registering(rule).Sync(ctx)
 		res = resultOf(t, rep, "hive."+db2+".fresh")
 		if res.Outcome != sync.OutcomeFlagged || res.ErrorReason != sync.ReasonMissingSchema || !strings.Contains(res.Reason, "register.create_schemas") {
 			t.Errorf("missing database: %s %s %q, want flagged missing_schema", res.Outcome, res.ErrorReason, res.Reason)
@@ -246,7 +246,7 @@ func TestHMSAdoptRefuses(t *testing.T) {
 		if w := writes(e.takeCalls()); len(w) != 0 {
 			t.Errorf("missing database: wrote %v", w)
 		}
-		rep = e.adopting(rule, func(o *sync.Options) { o.Register.CreateSchemas = true }).Sync(ctx)
+		rep = e.registering(rule, func(o *sync.Options) { o.Register.CreateSchemas = true }).Sync(ctx)
 		res = resultOf(t, rep, "hive."+db2+".fresh")
 		if res.Outcome != sync.OutcomeRegistered || res.Registration == nil || !res.Registration.CreateSchema {
 			t.Fatalf("create_schemas: %s %q %+v, want registered with the database created", res.Outcome, res.Reason, res.Registration)
@@ -263,7 +263,7 @@ func TestHMSAdoptRefuses(t *testing.T) {
 		// Another registrar creates the same table at the same location
 		// just before deltasync's create.
 		dir3 := filepath.Join(root, e.db, "raced")
-		adoptTable(t, py, dir3, "plain")
+		registerTable(t, py, dir3, "plain")
 		loc3 := "file://" + dir3
 		var once gosync.Once
 		e.mu.Lock()
@@ -283,7 +283,7 @@ func TestHMSAdoptRefuses(t *testing.T) {
 		}
 		e.mu.Unlock()
 		e.takeCalls()
-		rep = e.adopting(rule).Sync(ctx)
+		rep = e.registering(rule).Sync(ctx)
 		e.mu.Lock()
 		e.afterCall = nil
 		e.mu.Unlock()
@@ -296,16 +296,16 @@ func TestHMSAdoptRefuses(t *testing.T) {
 		}
 		// It is maintained (the cycle's listing brings the other
 		// registrar's record to the log): the next cycle finds it in sync.
-		rep = e.adopting(rule).Sync(ctx)
+		rep = e.registering(rule).Sync(ctx)
 		if res := resultOf(t, rep, "hive."+e.db+".raced"); res.Outcome != sync.OutcomeUnchanged {
 			t.Errorf("raced, next cycle: %s %q, want unchanged", res.Outcome, res.Reason)
 		}
-		checkAdoptedTrue(t, e.stored("raced"), dir3, loc3)
+		checkRegisteredTrue(t, e.stored("raced"), dir3, loc3)
 
 		// Two processes at once: one table, registered once.
 		dir4 := filepath.Join(root, e.db, "twice")
-		adoptTable(t, py, dir4, "plain")
-		a, b := e.adopting(rule), e.adopting(rule)
+		registerTable(t, py, dir4, "plain")
+		a, b := e.registering(rule), e.registering(rule)
 		e.takeCalls()
 		var wg gosync.WaitGroup
 		reps := make([]*sync.Report, 2)
@@ -354,16 +354,16 @@ func TestHMSWarnRuleNeverRegisters(t *testing.T) {
 	forEachHMS(t, func(t *testing.T, e *hmsEnv) {
 		e.ensureDB()
 		root := filepath.Join(t.TempDir(), "lake")
-		for _, table := range []string{"warned", "adopted"} {
+		for _, table := range []string{"warned", "registered"} {
 			copyLog(t, "data-skipping-change-stats-collected-across-versions", filepath.Join(root, e.db, table), -1)
 		}
 		rule := register.Rule{Location: "file://" + root + "/{schema}/{table}", Name: "hive.{schema}.{table}"}
-		warned, adopted := "hive."+e.db+".warned", "hive."+e.db+".adopted"
+		warned, registered := "hive."+e.db+".warned", "hive."+e.db+".registered"
 		sel, err := sync.NewSelector([]sync.Rule{{Include: []string{warned}, Mode: sync.ModeWarn}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := e.adopting(rule, func(o *sync.Options) { o.Selector = sel })
+		r := e.registering(rule, func(o *sync.Options) { o.Selector = sel })
 		ctx := context.Background()
 		e.takeCalls()
 		for i := range 2 {
@@ -374,11 +374,11 @@ func TestHMSWarnRuleNeverRegisters(t *testing.T) {
 			}
 			creates := writes(e.takeCalls())["create_table"]
 			if i == 0 {
-				if a := resultOf(t, rep, adopted); a.Outcome != sync.OutcomeRegistered {
-					t.Fatalf("cycle 1: %s %s (%s), want registered", adopted, a.Outcome, a.Reason)
+				if a := resultOf(t, rep, registered); a.Outcome != sync.OutcomeRegistered {
+					t.Fatalf("cycle 1: %s %s (%s), want registered", registered, a.Outcome, a.Reason)
 				}
 				if creates != 1 {
-					t.Errorf("cycle 1: %d create_table, want 1 (the adopted table's)", creates)
+					t.Errorf("cycle 1: %d create_table, want 1 (the registered table's)", creates)
 				}
 			} else if creates != 0 {
 				t.Errorf("cycle %d: %d create_table, want none", i+1, creates)

@@ -243,7 +243,7 @@ func (a *Registrar) decideAll(ctx context.Context, cands []*candidate, byName ma
 	return rows, found
 }
 
-// decide decides, and unless a dry run acts, for one candidate: its row
+// decide decides, and unless a dry run acts (act), for one candidate: its row
 // (nil: nothing to report, the table is recorded under its name or holds
 // no commit yet) and whether it is a table (found).
 func (a *Registrar) decide(ctx context.Context, c *candidate, byName map[string][]string, view *catalogView, viewErr error) (*Row, bool) {
@@ -330,6 +330,15 @@ func (a *Registrar) decide(ctx context.Context, c *candidate, byName map[string]
 		res.Outcome = WouldRegister
 		return res, true
 	}
+	a.act(ctx, c, w, res, createSchema, view)
+	return res, true
+}
+
+// act creates what decide found free for c, unless the cycle's cap is
+// reached: the schema first when it is missing, then the table (w); res
+// says what became of it.
+func (a *Registrar) act(ctx context.Context, c *candidate, w *catalog.Write, res *Row, createSchema bool, view *catalogView) {
+	key := c.key()
 	a.mu.Lock()
 	capped := a.opts.MaxPerCycle > 0 && a.created >= a.opts.MaxPerCycle
 	if !capped {
@@ -339,12 +348,12 @@ func (a *Registrar) decide(ctx context.Context, c *candidate, byName map[string]
 	if capped {
 		res.Outcome = WouldRegister
 		res.Reason = fmt.Sprintf("waits for the next cycle: register.max_per_cycle (%d) reached", a.opts.MaxPerCycle)
-		return res, true
+		return
 	}
 	if createSchema {
 		if err := a.kind.CreateSchema(ctx, c.name); err != nil {
 			res.Err = fail(reasonCatalog, fmt.Errorf("creating schema %s.%s: %w", c.name.Catalog, c.name.Schema, err))
-			return res, true
+			return
 		}
 		view.setSchema(c.name)
 	}
@@ -357,10 +366,10 @@ func (a *Registrar) decide(ctx context.Context, c *candidate, byName map[string]
 		res.Outcome, res.Registration = AlreadyRegistered, nil
 		res.Reason = meanwhile.Error()
 		a.markKnown(key)
-		return res, true
+		return
 	case err != nil:
 		res.Err = err
-		return res, true
+		return
 	}
 	res.Outcome = Registered
 	res.CatalogVersion = version
@@ -368,7 +377,6 @@ func (a *Registrar) decide(ctx context.Context, c *candidate, byName map[string]
 	// Its commits' events find it from now on, before any cycle has
 	// reconciled it.
 	a.host.Track(c.name, c.loc.String())
-	return res, true
 }
 
 // registeredMeanwhile is a create answered "already exists" by a table

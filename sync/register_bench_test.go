@@ -21,7 +21,7 @@ import (
 )
 
 // BenchmarkRegisterS3 discovers and registers N tables (default 10,000;
-// DELTASYNC_BENCH_ADOPT_TABLES) under s3://lake/w/{schema}/{table} (10
+// DELTASYNC_BENCH_REGISTER_TABLES) under s3://lake/w/{schema}/{table} (10
 // schemas) on gofakes3 with the indexed backend, against the in-memory
 // catalog (uctest), then runs steady cycles once all are registered. It
 // reports the first cycle's wall time and requests, and a steady cycle's.
@@ -29,7 +29,7 @@ import (
 //	go test ./sync -run '^$' -bench BenchmarkRegisterS3 -benchtime 1x
 func BenchmarkRegisterS3(b *testing.B) {
 	n := 10000
-	if v := os.Getenv("DELTASYNC_BENCH_ADOPT_TABLES"); v != "" {
+	if v := os.Getenv("DELTASYNC_BENCH_REGISTER_TABLES"); v != "" {
 		var err error
 		if n, err = strconv.Atoi(v); err != nil {
 			b.Fatal(err)

@@ -1,7 +1,7 @@
-"""Write the delta-rs tables of deltasync's adoption test
-(sync/adopt_e2e_test.go), one table per call.
+"""Write the delta-rs tables of deltasync's registration tests
+(sync/register_e2e_test.go, sync/hms_register_test.go), one table per call.
 
-Usage: python adopt.py TABLE_DIR KIND
+Usage: python register.py TABLE_DIR KIND
 
 KIND is one of:
   plain         an unpartitioned table (id long, name string, amount

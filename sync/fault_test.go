@@ -311,7 +311,7 @@ func TestFaultsCatalogTCP(t *testing.T) {
 		{"catalog: bandwidth 8 KB/s", "bandwidth", "downstream", 1, toxiclient.Attributes{"rate": 8}, countCatalogAttempts},
 		{"catalog: reset mid-request", "reset_peer", "upstream", 0.3, toxiclient.Attributes{"timeout": 0}, countFailures},
 		{"catalog: cut mid-response (limit_data)", "limit_data", "downstream", 0.3, toxiclient.Attributes{"bytes": 200}, countFailures},
-		{"catalog: stalled request (timeout)", "timeout", "upstream", 0.1, toxiclient.Attributes{"timeout": 3000}, countFailures},
+		{"catalog: stalled request (timeout)", "timeout", "upstream", 0.3, toxiclient.Attributes{"timeout": 3000}, countFailures},
 	}
 	for _, c := range cases {
 		t.Run(c.typ, func(t *testing.T) {

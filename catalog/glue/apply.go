@@ -1,15 +1,15 @@
 package glue
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/glue/types"
+
+	"github.com/deltasync/deltasync/internal/sparkprops"
 )
 
 // Desired is the record the log calls for, as sync computes it.
@@ -74,7 +74,7 @@ func apply(stored *types.Table, shape Shape, d Desired) (*types.TableInput, erro
 			return nil, fmt.Errorf("log property %q is a Glue key deltasync cannot sync", k)
 		}
 	}
-	synced, err := syncedProperties(stored.Parameters)
+	synced, err := sparkprops.SyncedProperties(stored.Parameters)
 	if err != nil {
 		return nil, err
 	}
@@ -106,36 +106,8 @@ func apply(stored *types.Table, shape Shape, d Desired) (*types.TableInput, erro
 	} else {
 		delete(p, KeyLogSchema)
 	}
-	setOwnedParameters(p, d)
+	sparkprops.SetOwned(p, sparkprops.Owned{Comment: d.Comment, Properties: d.Properties, Version: d.Version, CommitTimestamp: d.CommitTimestamp})
 	return in, nil
-}
-
-func setOwnedParameters(p map[string]string, d Desired) {
-	if d.Comment != "" {
-		p[KeyComment] = d.Comment
-	} else {
-		delete(p, KeyComment)
-	}
-	var own []string
-	for k, v := range d.Properties {
-		p[k] = v
-		if !strings.HasPrefix(k, "delta.") {
-			own = append(own, k)
-		}
-	}
-	if len(own) > 0 {
-		slices.Sort(own)
-		b, _ := json.Marshal(own)
-		p[KeySyncedProperties] = string(b)
-	} else {
-		delete(p, KeySyncedProperties)
-	}
-	p[KeyLastUpdateVersion] = strconv.FormatInt(d.Version, 10)
-	p[KeyLastCommitTimestamp] = strconv.FormatInt(d.CommitTimestamp, 10)
-	if p[KeyTrinoVersion] != strconv.FormatInt(d.Version, 10) {
-		delete(p, KeyTrinoVersion)
-		delete(p, KeyTrinoSchema)
-	}
 }
 
 // setColumns sets in's columns and partition keys to the log's, keeping

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/glue/types"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/deltasync/deltasync/internal/sparkprops"
 )
 
 // sdkTypes lets cmp see the SDK structs' unexported (empty) marker fields.
@@ -33,7 +35,7 @@ func stored(t *types.Table, in *types.TableInput) *types.Table {
 // owned reports whether Apply may change parameter k of a record whose
 // stored parameters are p.
 func owned(k string, p map[string]string) bool {
-	synced, _ := syncedProperties(p)
+	synced, _ := sparkprops.SyncedProperties(p)
 	return schemaKey(k) || strings.HasPrefix(k, "delta.") || k == KeyComment || k == KeySyncedProperties || k == KeyLogSchema ||
 		k == KeyTrinoVersion || k == KeyTrinoSchema || slices.Contains(synced, k) || k == "quality"
 }

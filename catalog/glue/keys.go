@@ -20,14 +20,14 @@ const (
 	KeyPartCol             = sparkprops.KeyPartCol // + N
 	KeyTableType           = "table_type"
 	KeyClassification      = "classification"
-	KeyComment             = "comment"
-	KeyLastUpdateVersion   = "delta.lastUpdateVersion"
-	KeyLastCommitTimestamp = "delta.lastCommitTimestamp"
+	KeyComment             = sparkprops.KeyComment
+	KeyLastUpdateVersion   = sparkprops.KeyLastUpdateVersion
+	KeyLastCommitTimestamp = sparkprops.KeyLastCommitTimestamp
 	// KeySyncedProperties is deltasync's own: a JSON array of the log
 	// properties outside the delta.* namespace it last wrote, so a property
 	// removed from the log is removed here too, while a parameter another
 	// client set is never touched (as in catalog/hms).
-	KeySyncedProperties = "deltasync.syncedProperties"
+	KeySyncedProperties = sparkprops.KeySyncedProperties
 	// KeyLogSchema is deltasync's own too, in an Athena-shaped record
 	// only: the log's schemaString the record's columns were last made
 	// from. An Athena record holds no Delta schema (its columns are Hive
@@ -38,8 +38,8 @@ const (
 	KeyLogSchema = "deltasync.schema"
 	// Trino's optional cache of a Delta table's columns and comment, valid
 	// only while trino_last_transaction_version is the log's version.
-	KeyTrinoVersion = "trino_last_transaction_version"
-	KeyTrinoSchema  = "trino_metadata_schema_string"
+	KeyTrinoVersion = sparkprops.KeyTrinoVersion
+	KeyTrinoSchema  = sparkprops.KeyTrinoSchema
 	// ProviderDelta and TableTypeDelta are the values readers compare
 	// case-insensitively.
 	ProviderDelta  = "delta"

@@ -1,14 +1,14 @@
 package glue
 
 import (
-	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/glue/types"
+
+	"github.com/deltasync/deltasync/internal/sparkprops"
 )
 
 // Shape is which writer's form a Delta table's Glue record has. Apply
@@ -176,40 +176,10 @@ func ReadRecord(t *types.Table) (Record, error) {
 	if r.Shape == ShapeAthena {
 		r.LogSchema = p[KeyLogSchema]
 	}
-	r.Comment, r.HasComment = p[KeyComment]
-	for _, k := range []struct {
-		key string
-		dst *int64
-	}{{KeyLastUpdateVersion, &r.Version}, {KeyLastCommitTimestamp, &r.CommitTimestamp}} {
-		if v, ok := p[k.key]; ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < 0 {
-				return fail(fmt.Errorf("parameter %s = %q: want a non-negative integer", k.key, v))
-			}
-			*k.dst = n
-		}
-	}
-	synced, err := syncedProperties(p)
+	o, err := sparkprops.ReadOwned(p, reserved)
 	if err != nil {
 		return fail(err)
 	}
-	r.Properties = map[string]string{}
-	for k, v := range p {
-		if (strings.HasPrefix(k, "delta.") || slices.Contains(synced, k)) && !reserved(k) {
-			r.Properties[k] = v
-		}
-	}
+	r.Comment, r.HasComment, r.Version, r.CommitTimestamp, r.Properties = o.Comment, o.HasComment, o.Version, o.CommitTimestamp, o.Properties
 	return r, nil
-}
-
-func syncedProperties(p map[string]string) ([]string, error) {
-	v, ok := p[KeySyncedProperties]
-	if !ok {
-		return nil, nil
-	}
-	var keys []string
-	if err := json.Unmarshal([]byte(v), &keys); err != nil {
-		return nil, fmt.Errorf("parameter %s = %q: want a JSON array of keys: %w", KeySyncedProperties, v, err)
-	}
-	return keys, nil
 }

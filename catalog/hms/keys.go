@@ -1,8 +1,9 @@
 package hms
 
 import (
-	"github.com/deltasync/deltasync/internal/sparkprops"
 	"strings"
+
+	"github.com/deltasync/deltasync/internal/sparkprops"
 )
 
 // The parameters of an HMS table that say what a Delta table is. Spark
@@ -16,21 +17,21 @@ const (
 	KeySchemaPart          = sparkprops.KeySchemaPart // + N
 	KeyNumPartCols         = sparkprops.KeyNumPartCols
 	KeyPartCol             = sparkprops.KeyPartCol // + N
-	KeyComment             = "comment"
-	KeyLastUpdateVersion   = "delta.lastUpdateVersion"
-	KeyLastCommitTimestamp = "delta.lastCommitTimestamp"
+	KeyComment             = sparkprops.KeyComment
+	KeyLastUpdateVersion   = sparkprops.KeyLastUpdateVersion
+	KeyLastCommitTimestamp = sparkprops.KeyLastCommitTimestamp
 	KeyMinReaderVersion    = "delta.minReaderVersion"
 	KeyMinWriterVersion    = "delta.minWriterVersion"
 	// KeySyncedProperties is deltasync's own: a JSON array of the log
 	// properties outside the delta.* namespace it last wrote, so a property
 	// removed from the log is removed here too, while a parameter another
 	// client set (and the log never had) is never touched.
-	KeySyncedProperties = "deltasync.syncedProperties"
+	KeySyncedProperties = sparkprops.KeySyncedProperties
 	// Trino's optional cache of a Delta table's columns and comment
 	// (DeltaLakeTableMetadataScheduler), valid only while
 	// trino_last_transaction_version is the log's version.
-	KeyTrinoVersion = "trino_last_transaction_version"
-	KeyTrinoSchema  = "trino_metadata_schema_string"
+	KeyTrinoVersion = sparkprops.KeyTrinoVersion
+	KeyTrinoSchema  = sparkprops.KeyTrinoSchema
 	// KeyDDLTime is the server's: set at create and, when an alter omits
 	// it, to the alter's time (seconds). It is the write guard's key.
 	KeyDDLTime = "transient_lastDdlTime"

@@ -1,14 +1,14 @@
 package hms
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	hm "github.com/beltran/gohive/hive_metastore"
+
+	"github.com/deltasync/deltasync/internal/sparkprops"
 )
 
 // Record is what deltasync reads from an HMS table: the parts of it that
@@ -73,42 +73,12 @@ func ReadRecord(t *hm.Table) (Record, error) {
 	if r.PartitionColumns, err = ReadPartitionColumns(p); err != nil {
 		return fail(err)
 	}
-	r.Comment, r.HasComment = p[KeyComment]
-	for _, k := range []struct {
-		key string
-		dst *int64
-	}{{KeyLastUpdateVersion, &r.Version}, {KeyLastCommitTimestamp, &r.CommitTimestamp}} {
-		if v, ok := p[k.key]; ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < 0 {
-				return fail(fmt.Errorf("parameter %s = %q: want a non-negative integer", k.key, v))
-			}
-			*k.dst = n
-		}
-	}
-	synced, err := syncedProperties(p)
+	o, err := sparkprops.ReadOwned(p, reserved)
 	if err != nil {
 		return fail(err)
 	}
-	r.Properties = map[string]string{}
-	for k, v := range p {
-		if (strings.HasPrefix(k, "delta.") || slices.Contains(synced, k)) && !reserved(k) {
-			r.Properties[k] = v
-		}
-	}
+	r.Comment, r.HasComment, r.Version, r.CommitTimestamp, r.Properties = o.Comment, o.HasComment, o.Version, o.CommitTimestamp, o.Properties
 	return r, nil
-}
-
-func syncedProperties(p map[string]string) ([]string, error) {
-	v, ok := p[KeySyncedProperties]
-	if !ok {
-		return nil, nil
-	}
-	var keys []string
-	if err := json.Unmarshal([]byte(v), &keys); err != nil {
-		return nil, fmt.Errorf("parameter %s = %q: want a JSON array of keys: %w", KeySyncedProperties, v, err)
-	}
-	return keys, nil
 }
 
 // Desired is the record the log calls for, as sync computes it.
@@ -148,7 +118,7 @@ func Apply(stored *hm.Table, d Desired) (*hm.Table, error) {
 			return nil, fmt.Errorf("hms: table %s: log property %q is a metastore key deltasync cannot sync", name, k)
 		}
 	}
-	synced, err := syncedProperties(stored.Parameters)
+	synced, err := sparkprops.SyncedProperties(stored.Parameters)
 	if err != nil {
 		return nil, fmt.Errorf("hms: table %s: %w", name, err)
 	}
@@ -162,31 +132,7 @@ func Apply(stored *hm.Table, d Desired) (*hm.Table, error) {
 	p[KeyProvider] = ProviderDelta
 	maps.Copy(p, SplitSchema(d.Schema))
 	maps.Copy(p, partitionParams(d.PartitionColumns))
-	if d.Comment != "" {
-		p[KeyComment] = d.Comment
-	} else {
-		delete(p, KeyComment)
-	}
-	var own []string
-	for k, v := range d.Properties {
-		p[k] = v
-		if !strings.HasPrefix(k, "delta.") {
-			own = append(own, k)
-		}
-	}
-	if len(own) > 0 {
-		slices.Sort(own)
-		b, _ := json.Marshal(own)
-		p[KeySyncedProperties] = string(b)
-	} else {
-		delete(p, KeySyncedProperties)
-	}
-	p[KeyLastUpdateVersion] = strconv.FormatInt(d.Version, 10)
-	p[KeyLastCommitTimestamp] = strconv.FormatInt(d.CommitTimestamp, 10)
-	if p[KeyTrinoVersion] != strconv.FormatInt(d.Version, 10) {
-		delete(p, KeyTrinoVersion)
-		delete(p, KeyTrinoSchema)
-	}
+	sparkprops.SetOwned(p, sparkprops.Owned{Comment: d.Comment, Properties: d.Properties, Version: d.Version, CommitTimestamp: d.CommitTimestamp})
 	if d.Columns == ColumnsReal {
 		cols, err := HiveColumns(d.Schema)
 		if err != nil {

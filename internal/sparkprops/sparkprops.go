@@ -3,7 +3,10 @@
 // spark.sql.sources.schema keys (HiveExternalCatalog's
 // tableMetaToTableProps, CatalogTable.readLargeTableProp) — which the
 // Hive Metastore and AWS Glue records of Spark's Delta tables both hold
-// (catalog/hms, catalog/glue). It imports nothing of deltasync.
+// (catalog/hms, catalog/glue) — and the other parameters of such a record
+// deltasync owns (owned.go: comment, version keys, log properties, Trino's
+// cache), read and written by one rule for both kinds. It imports nothing
+// of deltasync.
 package sparkprops
 
 import (

@@ -99,3 +99,31 @@ func (r *Record) ColumnsAsLog() (string, error) {
 func (r *Record) Managed() bool {
 	return strings.EqualFold(r.Type, TableTypeManaged) || r.CatalogManaged
 }
+
+// SetFromParameters fills what a record kept as a parameter map (the Hive
+// Metastore's, Glue's) says of the log: the columns of its stored Delta
+// schema string when it has one (an unreadable one leaves them empty,
+// drift the log's schema replaces), the protocol and clustering its
+// properties hold (a clustering it cannot read is ClusteringProblem), and
+// the watermark, version and commit timestamp (negative: absent).
+func (r *Record) SetFromParameters(schema string, hasSchema bool, properties map[string]string, version, commitTimestamp int64) {
+	if hasSchema {
+		if cols, err := ColumnsFromSchemaString(schema); err == nil {
+			r.Columns = cols
+		}
+	}
+	if p, err := ProtocolFromProperties(properties); err == nil {
+		r.Protocol = &p
+	}
+	if cols, _, err := ClusteringFromProperties(properties); err != nil {
+		r.ClusteringProblem = err.Error()
+	} else {
+		r.Clustering = cols
+	}
+	if version >= 0 {
+		r.LastCommitVersion = &version
+	}
+	if commitTimestamp >= 0 {
+		r.LastCommitTimestampMs = &commitTimestamp
+	}
+}

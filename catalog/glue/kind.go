@@ -123,29 +123,7 @@ func recordOf(name catalog.TableName, t *types.Table) (catalog.Record, error) {
 	if !has && gr.LogSchema != "" {
 		schema, has = gr.LogSchema, true
 	}
-	if has {
-		if cols, err := catalog.ColumnsFromSchemaString(schema); err == nil {
-			rec.Columns = cols
-		}
-		// An unreadable stored schema is drift like any other: the log's
-		// replaces it.
-	}
-	if p, err := catalog.ProtocolFromProperties(gr.Properties); err == nil {
-		rec.Protocol = &p
-	}
-	if cols, _, err := catalog.ClusteringFromProperties(gr.Properties); err != nil {
-		rec.ClusteringProblem = err.Error()
-	} else {
-		rec.Clustering = cols
-	}
-	if gr.Version >= 0 {
-		v := gr.Version
-		rec.LastCommitVersion = &v
-	}
-	if gr.CommitTimestamp >= 0 {
-		ts := gr.CommitTimestamp
-		rec.LastCommitTimestampMs = &ts
-	}
+	rec.SetFromParameters(schema, has, gr.Properties, gr.Version, gr.CommitTimestamp)
 	return rec, nil
 }
 

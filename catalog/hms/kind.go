@@ -138,29 +138,7 @@ func recordOf(name catalog.TableName, t *Table) (catalog.Record, error) {
 		PartitionColumns: hr.PartitionColumns, Properties: hr.Properties, Comment: hr.Comment,
 		Etag: t.Thrift.Parameters[KeyDDLTime], UpdatedTime: fingerprint(t.Thrift), ID: tableID(name, t.Thrift),
 	}
-	if hr.HasSchema {
-		if cols, err := catalog.ColumnsFromSchemaString(hr.Schema); err == nil {
-			rec.Columns = cols
-		}
-		// An unreadable stored schema is drift like any other: the log's
-		// replaces it.
-	}
-	if p, err := catalog.ProtocolFromProperties(hr.Properties); err == nil {
-		rec.Protocol = &p
-	}
-	if cols, _, err := catalog.ClusteringFromProperties(hr.Properties); err != nil {
-		rec.ClusteringProblem = err.Error()
-	} else {
-		rec.Clustering = cols
-	}
-	if hr.Version >= 0 {
-		v := hr.Version
-		rec.LastCommitVersion = &v
-	}
-	if hr.CommitTimestamp >= 0 {
-		ts := hr.CommitTimestamp
-		rec.LastCommitTimestampMs = &ts
-	}
+	rec.SetFromParameters(hr.Schema, hr.HasSchema, hr.Properties, hr.Version, hr.CommitTimestamp)
 	return rec, nil
 }
 
